@@ -1,0 +1,46 @@
+# Every target sets up what it needs: a fresh clone only needs `make run` or `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+PROTOS := $(shell find protos -name '*.proto')
+GENERATED := shikoku/v1/.generated
+
+.PHONY: setup proto run test lint unit bench clean
+
+setup: $(INSTALLED) $(GENERATED)
+
+# Pinned dependencies (requirements.lock), then the project itself, editable.
+$(INSTALLED): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+# Python code and type stubs generated from protos/ (not committed; regenerated when stale).
+proto: $(GENERATED)
+$(GENERATED): $(PROTOS) $(INSTALLED)
+	rm -rf shikoku/v1 shikoku/internal
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iprotos \
+		--python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTOS)
+	for d in shikoku/v1 shikoku/internal shikoku/internal/v1; do touch $$d/__init__.py; done
+	touch $@
+
+run: setup
+	$(BIN)/shikoku run
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy .
+
+unit: setup
+	$(BIN)/pytest -m "not e2e"
+
+test: lint
+	$(BIN)/pytest
+
+bench: setup
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) shikoku/v1 shikoku/internal .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,197 @@
+"""The gateway: the only public surface. It authenticates seat and host credentials, forwards
+lobby and game calls to their services, and streams game events straight from the event log."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable
+
+import grpc
+from redis.asyncio import Redis
+
+from services.rules.codec import event_to_proto
+from shikoku.config import Addresses, redis_url
+from shikoku.eventstore import EventStore
+from shikoku.forwarding import forward, relay_error
+from shikoku.grpc_errors import abort
+from shikoku.grpc_server import Context, serve
+from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
+from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
+from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
+from shikoku.metadata import bearer_token
+from shikoku.rejection import Kind, Rejected
+from shikoku.v1 import (
+    game_pb2,
+    game_pb2_grpc,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    routes_pb2,
+    routes_pb2_grpc,
+)
+
+
+class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
+    def __init__(self, lobby: lobby_pb2_grpc.LobbyServiceAsyncStub) -> None:
+        self._lobby = lobby
+
+    async def CreateTable(
+        self, request: lobby_pb2.CreateTableRequest, context: Context
+    ) -> lobby_pb2.CreateTableResponse:
+        return await forward(self._lobby.CreateTable, request, context)
+
+    async def GetTable(
+        self, request: lobby_pb2.GetTableRequest, context: Context
+    ) -> lobby_pb2.Table:
+        return await forward(self._lobby.GetTable, request, context)
+
+    async def JoinTable(
+        self, request: lobby_pb2.JoinTableRequest, context: Context
+    ) -> lobby_pb2.JoinTableResponse:
+        return await forward(self._lobby.JoinTable, request, context)
+
+    async def LeaveTable(
+        self, request: lobby_pb2.LeaveTableRequest, context: Context
+    ) -> lobby_pb2.Table:
+        return await forward(self._lobby.LeaveTable, request, context)
+
+    async def StartTable(
+        self, request: lobby_pb2.StartTableRequest, context: Context
+    ) -> lobby_pb2.StartTableResponse:
+        return await forward(self._lobby.StartTable, request, context)
+
+
+class GameGateway(game_pb2_grpc.GameServiceServicer):
+    def __init__(
+        self,
+        rules: rules_pb2_grpc.RulesServiceAsyncStub,
+        credentials: internal_lobby_pb2_grpc.CredentialServiceAsyncStub,
+        events: EventStore,
+    ) -> None:
+        self._rules = rules
+        self._credentials = credentials
+        self._events = events
+
+    async def _seat_for(self, game_id: str, context: Context) -> int:
+        """The seat the caller's credential holds in `game_id`."""
+        token = bearer_token(context.invocation_metadata())
+        try:
+            principal = await self._credentials.Resolve(
+                internal_lobby_pb2.ResolveRequest(token=token), timeout=5
+            )
+        except grpc.aio.AioRpcError as error:
+            await relay_error(error, context)
+            raise
+        if principal.role != internal_lobby_pb2.Principal.ROLE_SEAT:
+            raise Rejected(
+                "NOT_A_SEAT", "only a seat token can act in a game", Kind.PERMISSION_DENIED
+            )
+        if principal.game_id != game_id:
+            raise Rejected(
+                "NOT_YOUR_GAME",
+                f"the seat token is not for game {game_id}",
+                Kind.PERMISSION_DENIED,
+                {"game_id": game_id},
+            )
+        return principal.seat
+
+    async def SubmitCommand(
+        self, request: game_pb2.SubmitCommandRequest, context: Context
+    ) -> game_pb2.SubmitCommandResponse:
+        try:
+            _require_game_id(request.game_id)
+            seat = await self._seat_for(request.game_id, context)
+        except Rejected as rejection:
+            await abort(context, rejection)
+            raise
+        submit = rules_pb2.SubmitRequest(
+            game_id=request.game_id, seat=seat, command=request.command
+        )
+        return await forward(self._rules.Submit, submit, context)
+
+    async def GetState(
+        self, request: game_pb2.GetStateRequest, context: Context
+    ) -> game_pb2.GameState:
+        return await forward(self._rules.GetState, request, context)
+
+    async def ListLegalActions(
+        self, request: game_pb2.ListLegalActionsRequest, context: Context
+    ) -> game_pb2.ListLegalActionsResponse:
+        return await forward(self._rules.ListLegalActions, request, context)
+
+    async def StreamEvents(
+        self, request: game_pb2.StreamEventsRequest, context: Context
+    ) -> AsyncIterator[game_pb2.GameEvent]:
+        try:
+            _require_game_id(request.game_id)
+            if await self._events.version(request.game_id) == 0:
+                raise Rejected(
+                    "GAME_NOT_FOUND",
+                    f"no game {request.game_id}",
+                    Kind.NOT_FOUND,
+                    {"game_id": request.game_id},
+                )
+        except Rejected as rejection:
+            await abort(context, rejection)
+            raise
+        async for event in self._events.follow(request.game_id, max(request.from_version, 1)):
+            yield event_to_proto(request.game_id, event)
+
+
+def _require_game_id(game_id: str) -> None:
+    if not game_id:
+        raise Rejected(
+            "MISSING_GAME_ID", "game_id is required", Kind.INVALID_ARGUMENT, {"field": "game_id"}
+        )
+
+
+class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
+    def __init__(self, routes: routes_pb2_grpc.RoutesServiceAsyncStub) -> None:
+        self._routes = routes
+
+    async def Optimize(
+        self, request: routes_pb2.OptimizeRequest, context: Context
+    ) -> routes_pb2.RouteSolution:
+        return await forward(self._routes.Optimize, request, context)
+
+
+async def main() -> None:
+    addresses = Addresses.from_env()
+    redis = Redis.from_url(redis_url())
+    lobby_channel = grpc.aio.insecure_channel(addresses.lobby)
+    rules_channel = grpc.aio.insecure_channel(addresses.rules)
+    routes_channel = grpc.aio.insecure_channel(addresses.routes)
+
+    def register(server: grpc.aio.Server) -> Iterable[str]:
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+            LobbyGateway(lobby_pb2_grpc.LobbyServiceStub(lobby_channel)), server
+        )
+        game_pb2_grpc.add_GameServiceServicer_to_server(
+            GameGateway(
+                rules_pb2_grpc.RulesServiceStub(rules_channel),
+                internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel),
+                EventStore(redis, "game"),
+            ),
+            server,
+        )
+        routes_pb2_grpc.add_RoutesServiceServicer_to_server(
+            RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel)), server
+        )
+        return [
+            descriptor.services_by_name[name].full_name
+            for descriptor, name in (
+                (lobby_pb2.DESCRIPTOR, "LobbyService"),
+                (game_pb2.DESCRIPTOR, "GameService"),
+                (routes_pb2.DESCRIPTOR, "RoutesService"),
+            )
+        ]
+
+    async def stop() -> None:
+        for channel in (lobby_channel, rules_channel, routes_channel):
+            await channel.close(None)
+        await redis.aclose()
+
+    await serve("gateway", addresses.gateway, register, on_stop=stop)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

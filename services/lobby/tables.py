@@ -1,0 +1,169 @@
+"""Tables and seats, event-sourced like games: decide_* functions return events or raise
+Rejected; evolve folds them. Credentials are stored only as SHA-256 hashes."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+from shikoku.rejection import Kind, Rejected
+
+MIN_SEATS, MAX_SEATS = 2, 6
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    number: int
+    player_name: str = ""
+    credential_hash: str = ""
+
+    @property
+    def taken(self) -> bool:
+        return bool(self.credential_hash)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    table_id: str = ""
+    display_name: str = ""
+    beginner_game: bool = False
+    fixed_seat_order: bool = False
+    host_credential_hash: str = ""
+    seats: tuple[Seat, ...] = ()
+    game_id: str = ""
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.table_id)
+
+    @property
+    def started(self) -> bool:
+        return bool(self.game_id)
+
+    def seat_of(self, credential_hash: str) -> Seat | None:
+        return next((s for s in self.seats if s.credential_hash == credential_hash), None)
+
+
+# Events are (type, payload) pairs: the lobby's log has few kinds and no behaviour to attach.
+LobbyEvent = tuple[str, dict[str, Any]]
+
+
+def evolve(table: Table, event: LobbyEvent) -> Table:
+    kind, data = event
+    match kind:
+        case "TableCreated":
+            return Table(
+                table_id=data["table_id"],
+                display_name=data["display_name"],
+                beginner_game=data["beginner_game"],
+                fixed_seat_order=data["fixed_seat_order"],
+                host_credential_hash=data["host_credential_hash"],
+                seats=tuple(Seat(n) for n in range(1, data["seat_count"] + 1)),
+            )
+        case "SeatTaken":
+            seat = Seat(data["seat"], data["player_name"], data["credential_hash"])
+            return _with_seat(table, seat)
+        case "SeatLeft":
+            return _with_seat(table, Seat(data["seat"]))
+        case "TableStarted":
+            return dataclasses.replace(table, game_id=data["game_id"])
+    raise ValueError(f"unknown lobby event {kind}")
+
+
+def fold(events: Iterable[LobbyEvent]) -> Table:
+    return reduce(evolve, events, Table())
+
+
+def _with_seat(table: Table, seat: Seat) -> Table:
+    seats = tuple(seat if s.number == seat.number else s for s in table.seats)
+    return dataclasses.replace(table, seats=seats)
+
+
+def create(
+    table_id: str,
+    seat_count: int,
+    display_name: str,
+    beginner_game: bool,
+    fixed_seat_order: bool,
+    host_credential_hash: str,
+) -> list[LobbyEvent]:
+    if not MIN_SEATS <= seat_count <= MAX_SEATS:
+        raise Rejected(
+            "INVALID_SEAT_COUNT",
+            f"a table has {MIN_SEATS} to {MAX_SEATS} seats, not {seat_count}",
+            Kind.INVALID_ARGUMENT,
+            {"field": "seat_count", "seat_count": seat_count},
+        )
+    return [
+        (
+            "TableCreated",
+            {
+                "table_id": table_id,
+                "seat_count": seat_count,
+                "display_name": display_name,
+                "beginner_game": beginner_game,
+                "fixed_seat_order": fixed_seat_order,
+                "host_credential_hash": host_credential_hash,
+            },
+        )
+    ]
+
+
+def _open(table: Table) -> None:
+    if table.started:
+        raise Rejected(
+            "TABLE_STARTED",
+            f"table {table.table_id} has started",
+            details={"table": table.table_id},
+        )
+
+
+def join(table: Table, player_name: str, seat: int, credential_hash: str) -> list[LobbyEvent]:
+    _open(table)
+    if not player_name.strip():
+        raise Rejected(
+            "MISSING_PLAYER_NAME",
+            "a player name is required",
+            Kind.INVALID_ARGUMENT,
+            {"field": "player_name"},
+        )
+    free = [s.number for s in table.seats if not s.taken]
+    if not free:
+        raise Rejected("TABLE_FULL", f"table {table.table_id} is full")
+    if seat == 0:
+        seat = free[0]
+    elif not 1 <= seat <= len(table.seats):
+        raise Rejected(
+            "INVALID_SEAT",
+            f"table {table.table_id} has seats 1 to {len(table.seats)}, not {seat}",
+            Kind.INVALID_ARGUMENT,
+            {"field": "seat", "seat": seat},
+        )
+    elif seat not in free:
+        raise Rejected("SEAT_TAKEN", f"seat {seat} is taken", details={"seat": seat})
+    return [
+        (
+            "SeatTaken",
+            {"seat": seat, "player_name": player_name, "credential_hash": credential_hash},
+        )
+    ]
+
+
+def leave(table: Table, seat: Seat) -> list[LobbyEvent]:
+    _open(table)
+    return [("SeatLeft", {"seat": seat.number})]
+
+
+def start(table: Table, game_id: str) -> list[LobbyEvent]:
+    _open(table)
+    taken = sum(s.taken for s in table.seats)
+    if taken < MIN_SEATS:
+        raise Rejected(
+            "TOO_FEW_PLAYERS",
+            f"a game needs at least {MIN_SEATS} players; {taken} seats are taken",
+            details={"taken": taken},
+        )
+    return [("TableStarted", {"game_id": game_id})]

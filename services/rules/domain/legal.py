@@ -1,0 +1,33 @@
+"""The actions a seat may take now, with the ranges of their parameters (ListLegalActions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PassOption:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class BuyOption:
+    """Buy the topmost private `company` for `price`."""
+
+    company: str
+    price: int
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BidRange:
+    """Bid on `company`: min_price..max_price in multiples of step."""
+
+    company: str
+    min_price: int
+    max_price: int
+    step: int
+    seat: int = 0
+
+
+LegalAction = PassOption | BuyOption | BidRange

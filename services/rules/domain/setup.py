@@ -1,0 +1,69 @@
+"""Rulebook 2 (set-up) and 14.1 (the beginner game's deal)."""
+
+from __future__ import annotations
+
+import random
+
+from services.rules.domain import events as ev
+from services.rules.domain.commands import CreateGame
+from services.rules.domain.state import GameState
+from services.rules.domain.title import load_title
+from shikoku.rejection import Kind, Rejected
+
+
+def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
+    if state.players:
+        raise Rejected("GAME_EXISTS", "the game has already been created", Kind.ALREADY_EXISTS)
+    try:
+        title = load_title(command.title)
+    except FileNotFoundError:
+        raise Rejected(
+            "UNKNOWN_TITLE", f"no such title {command.title!r}", Kind.INVALID_ARGUMENT
+        ) from None
+    count = len(command.players)
+    if not title.min_players <= count <= title.max_players:
+        raise Rejected(
+            "PLAYER_COUNT",
+            f"{title.name} is for {title.min_players} to {title.max_players} players, not {count}",
+            Kind.INVALID_ARGUMENT,
+            {"players": count},
+        )
+    seats = [player.seat for player in command.players]
+    if len(set(seats)) != count:
+        raise Rejected("DUPLICATE_SEAT", "two players share a seat", Kind.INVALID_ARGUMENT)
+
+    rng = random.Random(command.seed)
+    order = sorted(seats)
+    if not command.fixed_seat_order:
+        rng.shuffle(order)
+    rules = title.by_player_count[count]
+    events: list[ev.Event] = [
+        ev.GameCreated(
+            title=title.name,
+            players=command.players,
+            beginner_game=command.beginner_game,
+            bank=title.bank,
+        ),
+        ev.PlayerOrderDrawn(order=tuple(order)),
+        ev.StartingCapitalDealt(amount=rules.starting_capital),
+    ]
+    privates = title.privates_in_game(count, command.beginner_game)
+    if command.beginner_game:
+        dealt = list(privates)
+        rng.shuffle(dealt)
+        events += [
+            ev.PrivatesDealt(
+                deal=tuple(
+                    ev.Deal(seat=seat, company=c.id, price=c.face_value)
+                    for seat, c in zip(order, dealt, strict=True)
+                )
+            ),
+            ev.StockRoundStarted(number=1, priority=order[rng.randrange(count)]),
+        ]
+    else:
+        events.append(
+            ev.PrivateAuctionStarted(
+                offer=tuple(ev.PrivateOnOffer(company=c.id, price=c.face_value) for c in privates)
+            )
+        )
+    return events

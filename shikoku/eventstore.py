@@ -1,0 +1,139 @@
+"""The event log on Redis Streams: one stream per aggregate (a game, a table), append-only.
+
+Every service that writes events uses this module. An event's version is its 1-based position
+in its stream, and it is also the stream entry id (`<version>-0`), so reading "from version N"
+is a plain XRANGE and a stream can never hold a gap or a duplicate version.
+
+Keys carry the aggregate id as a Redis Cluster hash tag (`game:{g-1}:events`), so everything of
+one game lives in one slot and every write is a single-slot Lua script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import msgpack
+from redis.asyncio import Redis
+
+# Appends the batch ARGV[2..] (type, schema version, payload triples) only if the stream's last
+# version is ARGV[1]; returns the new version, or {err} with the actual version on conflict.
+_APPEND = """
+local expected = tonumber(ARGV[1])
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local current = 0
+if #last > 0 then
+  current = tonumber(string.match(last[1][1], '^(%d+)'))
+end
+if current ~= expected then
+  return {0, current}
+end
+local version = current
+for i = 2, #ARGV, 3 do
+  version = version + 1
+  redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2])
+end
+return {1, version}
+"""
+
+
+# Stream entries as redis-py returns them without response decoding.
+Entries = list[tuple[bytes, dict[bytes, bytes]]]
+
+
+class VersionConflict(Exception):
+    """The stream was not at the version the caller decided on; nothing was written."""
+
+    def __init__(self, stream: str, expected: int, actual: int) -> None:
+        super().__init__(f"stream {stream} is at version {actual}, not {expected}")
+        self.stream = stream
+        self.expected = expected
+        self.actual = actual
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    type: str
+    schema_version: int
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    version: int
+    type: str
+    schema_version: int
+    payload: dict[str, Any]
+
+
+def stream_key(kind: str, aggregate_id: str) -> str:
+    """`game:{g-1}:events`: the braces make the id the Redis Cluster hash tag."""
+    return f"{kind}:{{{aggregate_id}}}:events"
+
+
+def _decode(entry_id: bytes, fields: Mapping[bytes, bytes]) -> StoredEvent:
+    return StoredEvent(
+        version=int(entry_id.split(b"-", 1)[0]),
+        type=fields[b"t"].decode(),
+        schema_version=int(fields[b"v"]),
+        payload=msgpack.unpackb(fields[b"d"]),
+    )
+
+
+class EventStore:
+    """Appends to and reads from the event streams of one kind of aggregate."""
+
+    def __init__(self, redis: Redis, kind: str) -> None:
+        self._redis = redis
+        self._kind = kind
+        self._append = redis.register_script(_APPEND)
+
+    def key(self, aggregate_id: str) -> str:
+        return stream_key(self._kind, aggregate_id)
+
+    async def append(
+        self, aggregate_id: str, expected_version: int, events: Sequence[NewEvent]
+    ) -> int:
+        """Appends `events` atomically if the stream is at `expected_version`; returns the new
+        version. Raises VersionConflict, writing nothing, otherwise."""
+        args: list[Any] = [expected_version]
+        for event in events:
+            args += [event.type, event.schema_version, msgpack.packb(dict(event.payload))]
+        key = self.key(aggregate_id)
+        ok, version = await self._append(keys=[key], args=args)
+        if not ok:
+            raise VersionConflict(key, expected_version, int(version))
+        return int(version)
+
+    async def version(self, aggregate_id: str) -> int:
+        last = cast(Entries, await self._redis.xrevrange(self.key(aggregate_id), count=1))
+        return int(last[0][0].split(b"-", 1)[0]) if last else 0
+
+    async def read(
+        self, aggregate_id: str, from_version: int = 1, to_version: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with from_version <= version <= to_version (to the end if None)."""
+        end = "+" if to_version is None else f"{to_version}-0"
+        entries = cast(
+            Entries,
+            await self._redis.xrange(self.key(aggregate_id), f"{max(from_version, 1)}-0", end),
+        )
+        return [_decode(entry_id, fields) for entry_id, fields in entries]
+
+    async def follow(
+        self, aggregate_id: str, from_version: int = 1, block_ms: int = 5_000
+    ) -> AsyncIterator[StoredEvent]:
+        """Every event from `from_version` on, then each new one as it is appended; forever."""
+        key = self.key(aggregate_id)
+        last_id = f"{max(from_version, 1) - 1}-0"
+        while True:
+            reply = cast(
+                list[tuple[bytes, Entries]],
+                await self._redis.xread({key: last_id}, block=block_ms, count=500),
+            )
+            for _stream, entries in reply:
+                for entry_id, fields in entries:
+                    event = _decode(entry_id, fields)
+                    last_id = f"{event.version}-0"
+                    yield event

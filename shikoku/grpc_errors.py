@@ -1,0 +1,56 @@
+"""Rejections as gRPC statuses with google.rpc.ErrorInfo details, and back."""
+
+from __future__ import annotations
+
+from typing import cast
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from shikoku.grpc_server import Context
+from shikoku.rejection import Kind, Rejected
+
+DOMAIN = "shikoku.1889"
+
+Metadata = tuple[tuple[str, str | bytes], ...]
+
+_CODES: dict[Kind, grpc.StatusCode] = {kind: grpc.StatusCode[kind.value] for kind in Kind}
+
+
+def to_status(rejection: Rejected) -> grpc.Status:
+    info = error_details_pb2.ErrorInfo(
+        reason=rejection.reason, domain=DOMAIN, metadata=rejection.details
+    )
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    code = _CODES[rejection.kind]
+    status = status_pb2.Status(
+        code=getattr(code_pb2, code.name), message=rejection.message, details=[detail]
+    )
+    return rpc_status.to_status(status)
+
+
+async def abort(context: Context, rejection: Rejected) -> None:
+    """Ends the call with the rejection's status (raises, as context.abort does)."""
+    await context.abort_with_status(  # type: ignore[attr-defined]  # grpc-stubs lags grpc.aio
+        to_status(rejection)
+    )
+
+
+def from_rpc_error(error: grpc.aio.AioRpcError) -> Rejected | None:
+    """The Rejected carried by an upstream error, so the gateway can pass it on intact."""
+    for key, value in cast(Metadata, error.trailing_metadata() or ()):
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    kind = (
+                        Kind(error.code().name)
+                        if error.code().name in Kind.__members__
+                        else (Kind.FAILED_PRECONDITION)
+                    )
+                    return Rejected(info.reason, status.message, kind, dict(info.metadata))
+    return None

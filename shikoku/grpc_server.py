@@ -1,0 +1,63 @@
+"""Running one service process: a grpc.aio server with health, reflection and clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+log = logging.getLogger(__name__)
+
+Register = Callable[[grpc.aio.Server], Iterable[str]]
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+async def serve(
+    name: str,
+    address: str,
+    register: Register,
+    on_stop: Callable[[], Awaitable[None]] | None = None,
+    grace_seconds: float = 5.0,
+) -> None:
+    """Serves until SIGTERM or SIGINT, then stops taking calls, lets running ones finish for
+    `grace_seconds`, and runs `on_stop`. `register` adds the servicers and returns their full
+    service names (for health and reflection)."""
+    server = grpc.aio.server()
+    service_names = list(register(server))
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    reflection.enable_server_reflection(
+        [
+            *service_names,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ],
+        server,
+    )
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise RuntimeError(f"{name}: cannot listen on {address}")
+    await server.start()
+    for service in ["", *service_names]:
+        await health.set(service, health_pb2.HealthCheckResponse.SERVING)
+    host = address.rsplit(":", 1)[0]
+    print(f"{name} listening on {host}:{port}", flush=True)
+
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await stopping.wait()
+    log.info("%s stopping", name)
+    await health.enter_graceful_shutdown()
+    await server.stop(grace_seconds)
+    if on_stop:
+        await on_stop()
+    print(f"{name} stopped", flush=True)

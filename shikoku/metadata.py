@@ -1,0 +1,22 @@
+"""Reading the bearer credential from call metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shikoku.rejection import Kind, Rejected
+
+AUTHORIZATION = "authorization"
+
+
+def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    for key, value in metadata or ():
+        if key.lower() == AUTHORIZATION and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    raise Rejected(
+        "MISSING_CREDENTIAL",
+        "this call needs `authorization: Bearer <token>` metadata",
+        Kind.UNAUTHENTICATED,
+    )

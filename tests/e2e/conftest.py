@@ -1,0 +1,68 @@
+"""The whole system as `make run` starts it: `shikoku run`, real processes on loopback."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+
+from shikoku.redis_server import free_port
+
+START_TIMEOUT_SECONDS = 60
+
+
+@dataclass
+class System:
+    gateway: str
+    redis_url: str
+    process: subprocess.Popen[str]
+    output: list[str]
+
+    def channel(self) -> grpc.Channel:
+        return grpc.insecure_channel(self.gateway)
+
+
+@pytest.fixture(scope="session")
+def system(redis_url: str) -> Iterator[System]:
+    env = dict(os.environ, REDIS_URL=redis_url)
+    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES"):
+        env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
+    shikoku = Path(sys.executable).parent / "shikoku"
+    process = subprocess.Popen(
+        [str(shikoku), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    output: list[str] = []
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    gateway = ""
+    while not gateway:
+        try:
+            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            process.kill()
+            pytest.fail("shikoku run did not start: " + "".join(output))
+        if line.startswith("gateway listening on "):
+            gateway = line.split()[-1]
+    system = System(gateway, redis_url, process, output)
+    yield system
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)

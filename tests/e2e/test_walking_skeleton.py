@@ -1,0 +1,319 @@
+"""The walking skeleton through the gateway: lobby, game creation, the first auction commands,
+the event stream, state, legal actions and rejections, against real processes and Redis."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, cast
+
+import grpc
+import pytest
+import redis
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from shikoku.eventstore import stream_key
+from shikoku.grpc_errors import Metadata
+from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+from tests.e2e.conftest import System
+
+pytestmark = pytest.mark.e2e
+
+
+PASS = game_pb2.Command(pass_turn=game_pb2.Pass())
+
+
+def document(message: Message) -> dict[str, Any]:
+    return json_format.MessageToDict(message)
+
+
+def auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+def error_reason(error: grpc.RpcError) -> str:
+    metadata = cast(Metadata, error.trailing_metadata() or ())
+    for key, value in metadata:
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return ""
+
+
+class Client:
+    def __init__(self, system: System) -> None:
+        self.channel = system.channel()
+        self.lobby = lobby_pb2_grpc.LobbyServiceStub(self.channel)
+        self.game = game_pb2_grpc.GameServiceStub(self.channel)
+        self.redis = redis.Redis.from_url(system.redis_url)
+
+    def stream_length(self, game_id: str) -> int:
+        return int(self.redis.xlen(stream_key("game", game_id)))
+
+
+@pytest.fixture
+def client(system: System) -> Iterator[Client]:
+    client = Client(system)
+    yield client
+    client.channel.close()
+    client.redis.close()
+
+
+def expect_error(call: Callable[[], object], code: grpc.StatusCode, reason: str) -> None:
+    with pytest.raises(grpc.RpcError) as raised:
+        call()
+    error = raised.value
+    assert error.code() == code, error.details()
+    assert error_reason(error) == reason
+
+
+def started_table(client: Client, seats: int = 3) -> tuple[str, list[str], str]:
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=seats))
+    table_id = created.table.table_id
+    tokens = [
+        client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=f"player {n}")
+        ).seat_token
+        for n in range(1, seats + 1)
+    ]
+    started = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+    )
+    return started.game_id, tokens, created.host_token
+
+
+def test_gateway_answers_health_and_reflection(system: System) -> None:
+    with system.channel() as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        assert health.Check(health_pb2.HealthCheckRequest()).status == (
+            health_pb2.HealthCheckResponse.SERVING
+        )
+        reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        (response,) = list(reflection.ServerReflectionInfo(iter([request])))
+        names = {service.name for service in response.list_services_response.service}
+        assert {
+            "shikoku.v1.LobbyService",
+            "shikoku.v1.GameService",
+            "shikoku.v1.RoutesService",
+        } <= names
+
+
+def test_the_slice(client: Client) -> None:
+    game_id, tokens, host = started_table(client)
+
+    received: list[game_pb2.GameEvent] = []
+    got_all = threading.Event()
+
+    def watch() -> None:
+        stream = client.game.StreamEvents(
+            game_pb2.StreamEventsRequest(game_id=game_id, from_version=1)
+        )
+        for event in stream:
+            received.append(event)
+            if event.type == "BidPlaced":
+                got_all.set()
+                stream.cancel()  # type: ignore[no-untyped-call]
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+
+    state = client.game.GetState(game_pb2.GetStateRequest(game_id=game_id))
+    assert state.version == 4
+    state_document = document(state.state)
+    assert state_document["bank"] == 7000 - 3 * 420
+    assert [p["cash"] for p in state_document["players"]] == [420, 420, 420]
+    assert [o["company"] for o in state_document["round"]["offer"]] == [
+        "TR",
+        "MF",
+        "ER",
+        "SMR",
+        "DR",
+        "SIR",
+    ]
+    first, second, third = (int(p["seat"]) for p in state_document["players"])
+    assert list(state.acting_seats) == [first]
+    token_of = {seat: tokens[seat - 1] for seat in (1, 2, 3)}
+
+    legal = client.game.ListLegalActions(game_pb2.ListLegalActionsRequest(game_id=game_id))
+    kinds = [a.WhichOneof("action") for a in legal.actions]
+    assert kinds == ["buy_private"] + ["place_bid"] * 5 + ["pass_turn"]
+    assert {a.seat for a in legal.actions} == {first}
+    assert legal.actions[0].buy_private.price == 20
+    assert legal.actions[1].place_bid.min_price == 35
+
+    def submit(seat: int, command: game_pb2.Command) -> game_pb2.SubmitCommandResponse:
+        request = game_pb2.SubmitCommandRequest(game_id=game_id, command=command)
+        return client.game.SubmitCommand(request, metadata=auth(token_of[seat]))
+
+    bought = submit(first, game_pb2.Command(buy_private=game_pb2.BuyPrivate(company="TR")))
+    assert [e.type for e in bought.events] == ["PrivateBought"]
+    assert bought.version == 5
+
+    length = client.stream_length(game_id)
+    bad_bid = game_pb2.Command(place_bid=game_pb2.PlaceBid(company="ER", price=47))
+    rejections = [
+        (
+            lambda: submit(first, PASS),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "NOT_YOUR_TURN",
+        ),
+        (
+            lambda: submit(second, bad_bid),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "BID_NOT_MULTIPLE_OF_5",
+        ),
+        (
+            lambda: submit(
+                second, game_pb2.Command(place_bid=game_pb2.PlaceBid(company="ER", price=-5))
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_PRICE",
+        ),
+        (
+            lambda: submit(second, game_pb2.Command()),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "MISSING_ACTION",
+        ),
+        (
+            lambda: submit(
+                second, game_pb2.Command(place_bid=game_pb2.PlaceBid(company="ER", price=500))
+            ),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "INSUFFICIENT_CASH",
+        ),
+        (
+            lambda: client.game.SubmitCommand(
+                game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS),
+                metadata=auth(host),
+            ),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_A_SEAT",
+        ),
+        (
+            lambda: client.game.SubmitCommand(
+                game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS),
+                metadata=auth("t-nope~forged"),
+            ),
+            grpc.StatusCode.UNAUTHENTICATED,
+            "INVALID_CREDENTIAL",
+        ),
+        (
+            lambda: client.game.SubmitCommand(
+                game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS)
+            ),
+            grpc.StatusCode.UNAUTHENTICATED,
+            "MISSING_CREDENTIAL",
+        ),
+    ]
+    for call, code, reason in rejections:
+        expect_error(call, code, reason)
+        assert client.stream_length(game_id) == length, reason
+
+    passed = submit(second, PASS)
+    assert [e.type for e in passed.events] == ["Passed"]
+    bid = submit(third, game_pb2.Command(place_bid=game_pb2.PlaceBid(company="ER", price=45)))
+    assert [e.type for e in bid.events] == ["BidPlaced"]
+    assert document(bid.events[0].payload)["price"] == 45
+
+    assert got_all.wait(10), [e.type for e in received]
+    assert [e.version for e in received] == list(range(1, 8))
+    assert [e.type for e in received] == [
+        "GameCreated",
+        "PlayerOrderDrawn",
+        "StartingCapitalDealt",
+        "PrivateAuctionStarted",
+        "PrivateBought",
+        "Passed",
+        "BidPlaced",
+    ]
+    state = client.game.GetState(game_pb2.GetStateRequest(game_id=game_id))
+    assert state.version == 7
+    assert list(state.acting_seats) == [first]
+    players = {int(p["seat"]): p for p in document(state.state)["players"]}
+    assert players[first]["privates"] == ["TR"]
+    assert players[first]["cash"] == 400
+    earlier = client.game.GetState(game_pb2.GetStateRequest(game_id=game_id, version=4))
+    assert earlier.version == 4 and list(earlier.acting_seats) == [first]
+
+
+def test_unknown_table_and_game_are_not_found(client: Client) -> None:
+    expect_error(
+        lambda: client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id="t-missing", player_name="x")
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "TABLE_NOT_FOUND",
+    )
+    expect_error(
+        lambda: client.game.GetState(game_pb2.GetStateRequest(game_id="t-missing")),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
+    )
+    expect_error(
+        lambda: client.game.ListLegalActions(game_pb2.ListLegalActionsRequest(game_id="t-missing")),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
+    )
+    expect_error(
+        lambda: next(
+            iter(client.game.StreamEvents(game_pb2.StreamEventsRequest(game_id="t-missing")))
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
+    )
+
+
+def test_lobby_rejections(client: Client) -> None:
+    expect_error(
+        lambda: client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=7)),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_SEAT_COUNT",
+    )
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2))
+    table_id = created.table.table_id
+    first = client.lobby.JoinTable(
+        lobby_pb2.JoinTableRequest(table_id=table_id, player_name="a", seat=2)
+    )
+    assert first.seat == 2
+    expect_error(
+        lambda: client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name="b", seat=2)
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "SEAT_TAKEN",
+    )
+    expect_error(
+        lambda: client.lobby.StartTable(
+            lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TOO_FEW_PLAYERS",
+    )
+    client.lobby.JoinTable(lobby_pb2.JoinTableRequest(table_id=table_id, player_name="b"))
+    expect_error(
+        lambda: client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name="c")
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TABLE_FULL",
+    )
+    expect_error(
+        lambda: client.lobby.StartTable(
+            lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(first.seat_token)
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_HOST",
+    )
+    left = client.lobby.LeaveTable(
+        lobby_pb2.LeaveTableRequest(table_id=table_id), metadata=auth(first.seat_token)
+    )
+    assert not left.seats[1].taken
