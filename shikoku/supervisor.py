@@ -25,6 +25,14 @@ SERVICES = (
     ("gateway", "gateway.server"),
 )
 START_TIMEOUT_SECONDS = 30.0
+_output_lock = threading.Lock()
+
+
+def say(line: str) -> None:
+    """Writes one whole line; threads relaying several processes never interleave."""
+    with _output_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 class ServiceProcess:
@@ -46,9 +54,9 @@ class ServiceProcess:
             if line.startswith(f"{self.name} listening on "):
                 self.listening.set()
                 if self.name == "gateway":
-                    print(line.rstrip(), flush=True)
+                    say(line.rstrip())
                     continue
-            print(f"[{self.name}] {line.rstrip()}", flush=True)
+            say(f"[{self.name}] {line.rstrip()}")
 
     def wait_listening(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -85,18 +93,16 @@ def run(durable: bool = False, data_dir: Path | None = None) -> int:
                 durable=durable,
             ).start()
             env["REDIS_URL"] = redis.url
-            print(f"redis listening on 127.0.0.1:{redis.port}", flush=True)
+            say(f"redis listening on 127.0.0.1:{redis.port}")
         for name, module in SERVICES:
             service = ServiceProcess(name, module, env)
             started.append(service)
             service.wait_listening()
-        print("all services running; Ctrl-C stops them", flush=True)
+        say("all services running; Ctrl-C stops them")
         while not stop.wait(0.5):
             for service in started:
                 if service.process.poll() is not None:
-                    print(
-                        f"{service.name} exited with code {service.process.returncode}", flush=True
-                    )
+                    say(f"{service.name} exited with code {service.process.returncode}")
                     return 1
         return 0
     except RuntimeError as error:
@@ -107,4 +113,4 @@ def run(durable: bool = False, data_dir: Path | None = None) -> int:
             service.stop()
         if redis:
             redis.stop()
-        print("stopped", flush=True)
+        say("stopped")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from shikoku.redis_server import free_port
 
 START_TIMEOUT_SECONDS = 60
+GATEWAY_LINE = re.compile(r"^gateway listening on (\S+:\d+)$")
 
 
 @dataclass
@@ -59,8 +61,8 @@ def system(redis_url: str) -> Iterator[System]:
         except queue.Empty:
             process.kill()
             pytest.fail("shikoku run did not start: " + "".join(output))
-        if line.startswith("gateway listening on "):
-            gateway = line.split()[-1]
+        if found := GATEWAY_LINE.match(line):
+            gateway = found.group(1)
     system = System(gateway, redis_url, process, output)
     yield system
     if process.poll() is None:
