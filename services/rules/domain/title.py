@@ -71,7 +71,13 @@ def _parse(name: str, raw: dict[str, Any]) -> Title:
 
 
 @cache
-def load_title(name: str = "1889") -> Title:
+def load_raw_title(name: str = "1889") -> dict[str, Any]:
+    """The title's economy.toml as parsed TOML (for modules that read their own section)."""
     path = TITLES_DIR / name / "economy.toml"
     with path.open("rb") as file:
-        return _parse(name, tomllib.load(file))
+        return tomllib.load(file)
+
+
+@cache
+def load_title(name: str = "1889") -> Title:
+    return _parse(name, load_raw_title(name))
