@@ -7,7 +7,15 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from services.rules.domain import commands as cmd
-from services.rules.domain.legal import BidRange, BuyOption, LegalAction, PassOption
+from services.rules.domain.legal import (
+    BidRange,
+    BuyOption,
+    BuyShareOption,
+    LegalAction,
+    PassOption,
+    SellOption,
+    StartOption,
+)
 from shikoku.eventstore import StoredEvent
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2
@@ -29,6 +37,23 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
             return cmd.PlaceBid(seat=seat, company=_required(bid.company), price=bid.price)
         case "pass_turn":
             return cmd.Pass(seat=seat)
+        case "start_corporation":
+            start = command.start_corporation
+            return cmd.StartCorporation(
+                seat=seat, corporation=_required(start.corporation, "corporation"), par=start.par
+            )
+        case "buy_share":
+            buy = command.buy_share
+            return cmd.BuyShare(
+                seat=seat,
+                corporation=_required(buy.corporation, "corporation"),
+                source=_source(buy.source),
+            )
+        case "sell_shares":
+            sell = command.sell_shares
+            return cmd.SellShares(
+                seat=seat, corporation=_required(sell.corporation, "corporation"), count=sell.count
+            )
     raise Rejected(
         "MISSING_ACTION",
         "the command has no action set",
@@ -37,15 +62,32 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
     )
 
 
-def _required(company: str) -> str:
-    if not company:
+_SOURCES = {
+    game_pb2.SHARE_SOURCE_INITIAL_OFFERING: "initial_offering",
+    game_pb2.SHARE_SOURCE_OPEN_MARKET: "open_market",
+}
+
+
+def _source(source: game_pb2.ShareSource.ValueType) -> str:
+    if source not in _SOURCES:
         raise Rejected(
-            "MISSING_COMPANY",
-            "the command names no company",
+            "MISSING_SOURCE",
+            "say where the share comes from: initial offering or open market",
             Kind.INVALID_ARGUMENT,
-            {"field": "company"},
+            {"field": "source"},
         )
-    return company
+    return _SOURCES[source]
+
+
+def _required(value: str, field: str = "company") -> str:
+    if not value:
+        raise Rejected(
+            f"MISSING_{field.upper()}",
+            f"the command names no {field}",
+            Kind.INVALID_ARGUMENT,
+            {"field": field},
+        )
+    return value
 
 
 def struct(document: dict[str, Any]) -> struct_pb2.Struct:
@@ -77,6 +119,28 @@ def legal_action_to_proto(action: LegalAction) -> game_pb2.LegalAction:
                 seat=seat,
                 place_bid=game_pb2.PlaceBidOption(
                     company=company, min_price=low, max_price=high, step=step
+                ),
+            )
+        case StartOption(corporation=corporation, par_prices=pars, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat,
+                start_corporation=game_pb2.StartCorporationOption(
+                    corporation=corporation, par_prices=pars
+                ),
+            )
+        case BuyShareOption(corporation=corporation, source=source, price=price, seat=seat):
+            proto_source = next(k for k, v in _SOURCES.items() if v == source)
+            return game_pb2.LegalAction(
+                seat=seat,
+                buy_share=game_pb2.BuyShareOption(
+                    corporation=corporation, source=proto_source, price=price
+                ),
+            )
+        case SellOption(corporation=corporation, max_count=most, price=price, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat,
+                sell_shares=game_pb2.SellSharesOption(
+                    corporation=corporation, max_count=most, price=price
                 ),
             )
     raise TypeError(action)

@@ -317,3 +317,47 @@ def test_lobby_rejections(client: Client) -> None:
         lobby_pb2.LeaveTableRequest(table_id=table_id), metadata=auth(first.seat_token)
     )
     assert not left.seats[1].taken
+
+
+def test_auction_to_stock_round_through_the_gateway(client: Client) -> None:
+    game_id, tokens, _host = started_table(client)
+
+    def acting() -> int:
+        state = client.game.GetState(game_pb2.GetStateRequest(game_id=game_id))
+        (seat,) = state.acting_seats
+        return seat
+
+    def submit(command: game_pb2.Command) -> game_pb2.SubmitCommandResponse:
+        request = game_pb2.SubmitCommandRequest(game_id=game_id, command=command)
+        return client.game.SubmitCommand(request, metadata=auth(tokens[acting() - 1]))
+
+    for company in ["TR", "MF", "ER", "SMR", "DR", "SIR"]:
+        submit(game_pb2.Command(buy_private=game_pb2.BuyPrivate(company=company)))
+    legal = client.game.ListLegalActions(game_pb2.ListLegalActionsRequest(game_id=game_id))
+    starts = [a.start_corporation for a in legal.actions if a.HasField("start_corporation")]
+    assert {s.corporation for s in starts} == {"AR", "IR", "SR", "KO", "TR", "KU", "UR"}
+    start = game_pb2.StartCorporation(corporation="KO", par=70)
+    response = submit(game_pb2.Command(start_corporation=start))
+    assert [e.type for e in response.events] == ["CorporationStarted", "TurnEnded"]
+    buy = game_pb2.BuyShare(corporation="KO", source=game_pb2.SHARE_SOURCE_INITIAL_OFFERING)
+    length = client.stream_length(game_id)
+    expect_error(
+        lambda: submit(game_pb2.Command(buy_share=game_pb2.BuyShare(corporation="KO"))),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "MISSING_SOURCE",
+    )
+    expect_error(
+        lambda: submit(
+            game_pb2.Command(sell_shares=game_pb2.SellShares(corporation="KO", count=1))
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NO_SALES_IN_FIRST_STOCK_ROUND",
+    )
+    assert client.stream_length(game_id) == length
+    assert [e.type for e in submit(game_pb2.Command(buy_share=buy)).events] == [
+        "ShareBought",
+        "TurnEnded",
+    ]
+    state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
+    ko = next(c for c in state["corporations"] if c["id"] == "KO")
+    assert (ko["initial_offering"], ko["share_price"]) == (7, 70)

@@ -38,5 +38,30 @@ class Pass:
     seat: int
 
 
-PlayerCommand = BuyPrivate | PlaceBid | Pass
+@dataclass(frozen=True, slots=True)
+class StartCorporation:
+    """Buy a corporation's president's certificate, setting its par price (rulebook 7.2.1)."""
+
+    seat: int
+    corporation: str
+    par: int
+
+
+@dataclass(frozen=True, slots=True)
+class BuyShare:
+    """Buy one 10% share from "initial_offering" or "open_market" (7.2.2, 7.2.3)."""
+
+    seat: int
+    corporation: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class SellShares:
+    seat: int
+    corporation: str
+    count: int
+
+
+PlayerCommand = BuyPrivate | PlaceBid | Pass | StartCorporation | BuyShare | SellShares
 Command = CreateGame | PlayerCommand

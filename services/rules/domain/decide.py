@@ -3,11 +3,11 @@ always give the same events; nothing is read from a clock or a random source."""
 
 from __future__ import annotations
 
-from services.rules.domain import auction, setup
+from services.rules.domain import auction, setup, stock_round
 from services.rules.domain.commands import Command, CreateGame
 from services.rules.domain.events import Event
 from services.rules.domain.legal import LegalAction
-from services.rules.domain.state import GameState, PrivateAuction
+from services.rules.domain.state import GameState, PrivateAuction, StockRound
 from shikoku.rejection import Kind, Rejected
 
 
@@ -32,6 +32,8 @@ def decide(state: GameState, command: Command) -> list[Event]:
     match state.round:
         case PrivateAuction() as private_auction:
             return auction.decide(state, private_auction, command)
+        case StockRound() as current:
+            return stock_round.decide(state, current, command)
     raise Rejected(
         "ROUND_NOT_SUPPORTED",
         f"{type(state.round).__name__} commands are not supported yet",
@@ -43,4 +45,6 @@ def legal_actions(state: GameState) -> list[LegalAction]:
     match state.round:
         case PrivateAuction() as private_auction:
             return auction.legal_actions(state, private_auction)
+        case StockRound() as current:
+            return stock_round.legal_actions(state, current)
     return []

@@ -191,6 +191,93 @@ class StockRoundStarted(Event):
     priority: int
 
 
+@dataclass(frozen=True, slots=True)
+class CorporationStarted(Event):
+    """Rulebook 7.2.1: the player bought the president's certificate at twice `par`; the stock
+    token enters the market at `position`."""
+
+    TYPE: ClassVar[str] = "CorporationStarted"
+    seat: int
+    corporation: str
+    par: int
+    position: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareBought(Event):
+    """One 10% share, from the initial offering (`source` "initial_offering") at par or from the
+    open market ("open_market") at the market price."""
+
+    TYPE: ClassVar[str] = "ShareBought"
+    seat: int
+    corporation: str
+    source: str
+    price: int
+
+
+@dataclass(frozen=True, slots=True)
+class SharesSold(Event):
+    """`count` shares sold to the open market at `price` each; the token moved to `position`."""
+
+    TYPE: ClassVar[str] = "SharesSold"
+    seat: int
+    corporation: str
+    count: int
+    price: int
+    position: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PresidencyChanged(Event):
+    """Rulebook 7.5: the president's certificate changed hands for two 10% shares."""
+
+    TYPE: ClassVar[str] = "PresidencyChanged"
+    corporation: str
+    seat: int
+    previous: int
+
+
+@dataclass(frozen=True, slots=True)
+class CorporationFloated(Event):
+    """Rulebook 7.4: half the shares are sold; the treasury receives `capital` (10x par)."""
+
+    TYPE: ClassVar[str] = "CorporationFloated"
+    corporation: str
+    capital: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded(Event):
+    """The player who bought and/or sold this turn is done (or can do nothing more)."""
+
+    TYPE: ClassVar[str] = "TurnEnded"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SoldOutPriceRaised(Event):
+    """Rulebook 7.7.2: at the end of the stock round a sold-out corporation's token moved up."""
+
+    TYPE: ClassVar[str] = "SoldOutPriceRaised"
+    corporation: str
+    position: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class StockRoundEnded(Event):
+    """Everyone passed in a row: `priority` holds the priority deal (7.7.1)."""
+
+    TYPE: ClassVar[str] = "StockRoundEnded"
+    priority: int
+
+
+@dataclass(frozen=True, slots=True)
+class OperatingRoundStarted(Event):
+    TYPE: ClassVar[str] = "OperatingRoundStarted"
+    number: int
+    of: int
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (
@@ -209,6 +296,15 @@ EVENT_TYPES: dict[str, type[Event]] = {
         PrivatePriceReduced,
         PrivateRevenuePaid,
         StockRoundStarted,
+        CorporationStarted,
+        ShareBought,
+        SharesSold,
+        PresidencyChanged,
+        CorporationFloated,
+        TurnEnded,
+        SoldOutPriceRaised,
+        StockRoundEnded,
+        OperatingRoundStarted,
     )
 }
 

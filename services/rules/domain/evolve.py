@@ -11,11 +11,14 @@ from types import MappingProxyType
 from services.rules.domain import events as ev
 from services.rules.domain.state import (
     ClosedAuction,
+    Corporation,
     GameState,
+    OperatingRound,
     Player,
     PrivateAuction,
     StockRound,
 )
+from services.rules.domain.title import load_title
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
@@ -51,6 +54,7 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
         beginner_game=event.beginner_game,
         bank=event.bank,
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
+        corporations=tuple(Corporation(c.id) for c in load_title(event.title).corporations),
     )
 
 
@@ -146,10 +150,12 @@ def _passed(state: GameState, event: ev.Passed) -> GameState:
             )
             return dataclasses.replace(state, round=auction)
         case StockRound() as stock_round:
-            return dataclasses.replace(
-                state,
-                round=dataclasses.replace(stock_round, turn=_next_turn(state, stock_round.turn)),
+            stock_round = dataclasses.replace(
+                stock_round,
+                turn=_next_turn(state, stock_round.turn),
+                passes_in_a_row=stock_round.passes_in_a_row + 1,
             )
+            return dataclasses.replace(state, round=stock_round)
     raise AssertionError(f"Passed in {state.round}")
 
 
@@ -223,6 +229,123 @@ def _private_revenue_paid(state: GameState, event: ev.PrivateRevenuePaid) -> Gam
     return state
 
 
+def _update_corporation(
+    state: GameState, corporation_id: str, change: Callable[[Corporation], Corporation]
+) -> GameState:
+    corporations = tuple(change(c) if c.id == corporation_id else c for c in state.corporations)
+    return dataclasses.replace(state, corporations=corporations)
+
+
+def _add_shares(state: GameState, seat: int, corporation_id: str, count: int) -> GameState:
+    def change(player: Player) -> Player:
+        shares = {**player.shares, corporation_id: player.shares_of(corporation_id) + count}
+        return dataclasses.replace(player, shares=MappingProxyType(shares))
+
+    return _update_player(state, seat, change)
+
+
+def _stock_action(state: GameState, seat: int, action: str, corporation_id: str) -> GameState:
+    stock_round = state.round
+    assert isinstance(stock_round, StockRound)
+    sold = stock_round.sold | ({(seat, corporation_id)} if action == "sell" else set())
+    stock_round = dataclasses.replace(
+        stock_round,
+        actions=(*stock_round.actions, action),
+        passes_in_a_row=0,
+        sold=sold,
+        last_actor=seat,
+    )
+    return dataclasses.replace(state, round=stock_round)
+
+
+def _move_token(state: GameState, corporation_id: str, position: tuple[int, int]) -> GameState:
+    """A token entering a space goes beneath those already there (3.4)."""
+    if state.corporation(corporation_id).position == position:
+        return state
+    arrival = state.market_moves + 1
+    state = dataclasses.replace(state, market_moves=arrival)
+    return _update_corporation(
+        state,
+        corporation_id,
+        lambda c: dataclasses.replace(c, position=position, arrival=arrival),
+    )
+
+
+def _corporation_started(state: GameState, event: ev.CorporationStarted) -> GameState:
+    state = _pay_bank(state, event.seat, 2 * event.par)
+    state = _add_shares(state, event.seat, event.corporation, 2)
+    state = _update_corporation(
+        state,
+        event.corporation,
+        lambda c: dataclasses.replace(
+            c, par=event.par, initial_offering=c.initial_offering - 2, president=event.seat
+        ),
+    )
+    state = _move_token(state, event.corporation, event.position)
+    return _stock_action(state, event.seat, "buy", event.corporation)
+
+
+def _share_bought(state: GameState, event: ev.ShareBought) -> GameState:
+    state = _pay_bank(state, event.seat, event.price)
+    state = _add_shares(state, event.seat, event.corporation, 1)
+    if event.source == "initial_offering":
+        change = lambda c: dataclasses.replace(c, initial_offering=c.initial_offering - 1)  # noqa: E731
+    else:
+        change = lambda c: dataclasses.replace(c, open_market=c.open_market - 1)  # noqa: E731
+    state = _update_corporation(state, event.corporation, change)
+    return _stock_action(state, event.seat, "buy", event.corporation)
+
+
+def _shares_sold(state: GameState, event: ev.SharesSold) -> GameState:
+    state = _pay_bank(state, event.seat, -event.count * event.price)
+    state = _add_shares(state, event.seat, event.corporation, -event.count)
+    state = _update_corporation(
+        state,
+        event.corporation,
+        lambda c: dataclasses.replace(c, open_market=c.open_market + event.count),
+    )
+    state = _move_token(state, event.corporation, event.position)
+    return _stock_action(state, event.seat, "sell", event.corporation)
+
+
+def _presidency_changed(state: GameState, event: ev.PresidencyChanged) -> GameState:
+    return _update_corporation(
+        state, event.corporation, lambda c: dataclasses.replace(c, president=event.seat)
+    )
+
+
+def _corporation_floated(state: GameState, event: ev.CorporationFloated) -> GameState:
+    state = _update_corporation(
+        state,
+        event.corporation,
+        lambda c: dataclasses.replace(c, floated=True, cash=c.cash + event.capital),
+    )
+    return dataclasses.replace(state, bank=state.bank - event.capital)
+
+
+def _turn_ended(state: GameState, event: ev.TurnEnded) -> GameState:
+    stock_round = state.round
+    assert isinstance(stock_round, StockRound)
+    stock_round = dataclasses.replace(
+        stock_round, turn=_next_turn(state, stock_round.turn), actions=()
+    )
+    return dataclasses.replace(state, round=stock_round)
+
+
+def _sold_out_price_raised(state: GameState, event: ev.SoldOutPriceRaised) -> GameState:
+    return _move_token(state, event.corporation, event.position)
+
+
+def _stock_round_ended(state: GameState, event: ev.StockRoundEnded) -> GameState:
+    return dataclasses.replace(
+        state, priority=event.priority, stock_rounds_played=state.stock_rounds_played + 1
+    )
+
+
+def _operating_round_started(state: GameState, event: ev.OperatingRoundStarted) -> GameState:
+    return dataclasses.replace(state, round=OperatingRound(number=event.number, of=event.of))
+
+
 def _stock_round_started(state: GameState, event: ev.StockRoundStarted) -> GameState:
     return dataclasses.replace(
         state,
@@ -247,4 +370,13 @@ _HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
     ev.PrivatePriceReduced: _private_price_reduced,  # type: ignore[dict-item]
     ev.PrivateRevenuePaid: _private_revenue_paid,  # type: ignore[dict-item]
     ev.StockRoundStarted: _stock_round_started,  # type: ignore[dict-item]
+    ev.CorporationStarted: _corporation_started,  # type: ignore[dict-item]
+    ev.ShareBought: _share_bought,  # type: ignore[dict-item]
+    ev.SharesSold: _shares_sold,  # type: ignore[dict-item]
+    ev.PresidencyChanged: _presidency_changed,  # type: ignore[dict-item]
+    ev.CorporationFloated: _corporation_floated,  # type: ignore[dict-item]
+    ev.TurnEnded: _turn_ended,  # type: ignore[dict-item]
+    ev.SoldOutPriceRaised: _sold_out_price_raised,  # type: ignore[dict-item]
+    ev.StockRoundEnded: _stock_round_ended,  # type: ignore[dict-item]
+    ev.OperatingRoundStarted: _operating_round_started,  # type: ignore[dict-item]
 }

@@ -30,4 +30,31 @@ class BidRange:
     seat: int = 0
 
 
-LegalAction = PassOption | BuyOption | BidRange
+@dataclass(frozen=True, slots=True)
+class StartOption:
+    """Start `corporation` at one of `par_prices`."""
+
+    corporation: str
+    par_prices: tuple[int, ...]
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BuyShareOption:
+    corporation: str
+    source: str
+    price: int
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SellOption:
+    """Sell 1..max_count shares of `corporation` at `price` each."""
+
+    corporation: str
+    max_count: int
+    price: int
+    seat: int = 0
+
+
+LegalAction = PassOption | BuyOption | BidRange | StartOption | BuyShareOption | SellOption

@@ -9,12 +9,39 @@ from typing import Any
 EMPTY: MappingProxyType[Any, Any] = MappingProxyType({})
 
 
+SHARES_PER_CORPORATION = 10
+PRESIDENT_SHARES = 2  # the president's certificate is 20%: two shares, one certificate
+
+
 @dataclass(frozen=True, slots=True)
 class Player:
     seat: int
     name: str
     cash: int = 0
     privates: tuple[str, ...] = ()
+    shares: MappingProxyType[str, int] = field(default_factory=lambda: EMPTY)  # corporation ->
+
+    def shares_of(self, corporation: str) -> int:
+        return self.shares.get(corporation, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Corporation:
+    """A public company. `par` is 0 until it is started; shares are counted in 10% units."""
+
+    id: str
+    par: int = 0
+    position: tuple[int, int] | None = None  # its stock token on the market
+    arrival: int = 0  # when the token entered its space: lower is higher in the stack (3.4)
+    initial_offering: int = SHARES_PER_CORPORATION
+    open_market: int = 0
+    cash: int = 0
+    floated: bool = False
+    president: int = 0  # seat; 0 while not started
+
+    @property
+    def started(self) -> bool:
+        return self.par > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +93,26 @@ class PrivateAuction:
 
 @dataclass(frozen=True, slots=True)
 class StockRound:
+    """Rulebook 7. `actions` are what the acting player did this turn, in order ("sell",
+    "buy"); `sold` the (seat, corporation) pairs sold this round (no buying them back)."""
+
     number: int
     turn: int  # index into GameState.order
+    actions: tuple[str, ...] = ()
+    passes_in_a_row: int = 0
+    sold: frozenset[tuple[int, str]] = frozenset()
+    last_actor: int = 0  # seat of the last player who bought or sold
 
 
-Round = PrivateAuction | StockRound
+@dataclass(frozen=True, slots=True)
+class OperatingRound:
+    """Rulebook 8 (not played yet): `number` within the set of `of` rounds."""
+
+    number: int
+    of: int
+
+
+Round = PrivateAuction | StockRound | OperatingRound
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +123,17 @@ class GameState:
     players: tuple[Player, ...] = ()  # in play order once drawn
     round: Round | None = None
     priority: int = 0  # seat holding the priority deal
-    privates_owned: MappingProxyType[str, int] = field(
-        default_factory=lambda: EMPTY
-    )  # company -> seat
+    # company -> seat of the owning player
+    privates_owned: MappingProxyType[str, int] = field(default_factory=lambda: EMPTY)
+    corporations: tuple[Corporation, ...] = ()
+    stock_rounds_played: int = 0
+    market_moves: int = 0  # counts token arrivals, to order stacks
+
+    def corporation(self, corporation_id: str) -> Corporation:
+        for corporation in self.corporations:
+            if corporation.id == corporation_id:
+                return corporation
+        raise KeyError(corporation_id)
 
     @property
     def order(self) -> tuple[int, ...]:

@@ -24,6 +24,12 @@ class PrivateCompany:
 
 
 @dataclass(frozen=True, slots=True)
+class CorporationCharter:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerCountRules:
     starting_capital: int
     certificate_limit: int
@@ -37,6 +43,7 @@ class Title:
     max_players: int
     by_player_count: dict[int, PlayerCountRules]
     privates: tuple[PrivateCompany, ...]
+    corporations: tuple[CorporationCharter, ...]
 
     def private(self, company_id: str) -> PrivateCompany:
         for company in self.privates:
@@ -54,7 +61,7 @@ class TitleDataError(ValueError):
     pass
 
 
-def _parse(name: str, raw: dict[str, Any]) -> Title:
+def _parse(name: str, raw: dict[str, Any], charters: dict[str, Any]) -> Title:
     try:
         return Title(
             name=raw["title"],
@@ -65,6 +72,10 @@ def _parse(name: str, raw: dict[str, Any]) -> Title:
                 int(count): PlayerCountRules(**rules) for count, rules in raw["players"].items()
             },
             privates=tuple(PrivateCompany(**entry) for entry in raw["privates"]),
+            corporations=tuple(
+                CorporationCharter(id=cid, name=entry["name"])
+                for cid, entry in charters["corporation"].items()
+            ),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise TitleDataError(f"title {name}: economy.toml: {error!r}") from error
@@ -80,4 +91,6 @@ def load_raw_title(name: str = "1889") -> dict[str, Any]:
 
 @cache
 def load_title(name: str = "1889") -> Title:
-    return _parse(name, load_raw_title(name))
+    with (TITLES_DIR / name / "corporations.toml").open("rb") as file:
+        charters = tomllib.load(file)
+    return _parse(name, load_raw_title(name), charters)

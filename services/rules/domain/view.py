@@ -4,18 +4,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.rules.domain.state import ClosedAuction, GameState, PrivateAuction, StockRound
+from services.rules.domain.market import load_market
+from services.rules.domain.state import (
+    ClosedAuction,
+    GameState,
+    OperatingRound,
+    PrivateAuction,
+    StockRound,
+)
 
 
 def state_document(state: GameState) -> dict[str, Any]:
+    market = load_market(state.title or "1889")
     return {
         "title": state.title,
         "beginner_game": state.beginner_game,
         "bank": state.bank,
         "priority_deal": state.priority,
         "players": [
-            {"seat": p.seat, "name": p.name, "cash": p.cash, "privates": list(p.privates)}
+            {
+                "seat": p.seat,
+                "name": p.name,
+                "cash": p.cash,
+                "privates": list(p.privates),
+                "shares": {c: n for c, n in p.shares.items() if n},
+            }
             for p in state.players
+        ],
+        "corporations": [
+            {
+                "id": c.id,
+                "par": c.par,
+                "share_price": market.price(c.position) if c.position else None,
+                "market_position": list(c.position) if c.position else None,
+                "initial_offering": c.initial_offering,
+                "open_market": c.open_market,
+                "cash": c.cash,
+                "floated": c.floated,
+                "president": c.president or None,
+            }
+            for c in state.corporations
         ],
         "round": _round(state),
     }
@@ -37,8 +65,15 @@ def _round(state: GameState) -> dict[str, Any] | None:
                 "passes_in_a_row": auction.passes_in_a_row,
                 "closed_auction": _closed(auction.closed),
             }
-        case StockRound(number=number):
-            return {"type": "stock_round", "number": number}
+        case StockRound(number=number, actions=actions, passes_in_a_row=passes):
+            return {
+                "type": "stock_round",
+                "number": number,
+                "turn_actions": list(actions),
+                "passes_in_a_row": passes,
+            }
+        case OperatingRound(number=number, of=of):
+            return {"type": "operating_round", "number": number, "of": of}
     return None
 
 

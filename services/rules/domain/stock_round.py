@@ -1,0 +1,430 @@
+"""Rulebook 7: the stock round.
+
+As in the auction, the functions that say what a player may do serve both decide() and the
+legal-action list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TypeVar
+
+from services.rules.domain import events as ev
+from services.rules.domain.commands import (
+    BuyShare,
+    Pass,
+    PlayerCommand,
+    SellShares,
+    StartCorporation,
+)
+from services.rules.domain.evolve import evolve
+from services.rules.domain.legal import (
+    BuyShareOption,
+    LegalAction,
+    PassOption,
+    SellOption,
+    StartOption,
+)
+from services.rules.domain.market import Zone, load_market
+from services.rules.domain.state import (
+    PRESIDENT_SHARES,
+    SHARES_PER_CORPORATION,
+    Corporation,
+    GameState,
+    Player,
+    StockRound,
+)
+from services.rules.domain.title import load_title
+from shikoku.rejection import Kind, Rejected
+
+HOLDING_LIMIT = 6  # shares: 60% (7.2.4)
+OPEN_MARKET_LIMIT = 5  # shares: 50% (7.3.1)
+INITIAL_OFFERING = "initial_offering"
+OPEN_MARKET = "open_market"
+_T = TypeVar("_T")
+
+
+# ---- what a player holds -------------------------------------------------------------------
+
+
+def certificates(state: GameState, player: Player) -> int:
+    """Certificates counting toward the limit (7.6): privates, and shares of corporations whose
+    token is not in the yellow or orange zone; a president's certificate counts once."""
+    count = len(player.privates)
+    for corporation in state.corporations:
+        held = player.shares_of(corporation.id)
+        if not held or _zone(corporation) is not Zone.NORMAL:
+            continue
+        count += held - 1 if corporation.president == player.seat else held
+    return count
+
+
+def certificate_limit(state: GameState) -> int:
+    return load_title(state.title).by_player_count[len(state.players)].certificate_limit
+
+
+def _zone(corporation: Corporation) -> Zone:
+    if corporation.position is None:
+        return Zone.NORMAL
+    return load_market().space(corporation.position).zone
+
+
+def _over_holding_limit(player: Player, corporation: Corporation) -> bool:
+    return (
+        player.shares_of(corporation.id) > HOLDING_LIMIT and _zone(corporation) is not Zone.ORANGE
+    )
+
+
+def must_sell(state: GameState, player: Player) -> bool:
+    """Over the certificate limit or a 60% holding: only selling is allowed (7.3)."""
+    return certificates(state, player) > certificate_limit(state) or any(
+        _over_holding_limit(player, c) for c in state.corporations
+    )
+
+
+# ---- starting and buying -------------------------------------------------------------------
+
+
+def _may_buy_now(state: GameState, stock_round: StockRound, player: Player) -> Rejected | None:
+    if "buy" in stock_round.actions:
+        return Rejected("ALREADY_BOUGHT", "one certificate per stock turn (rulebook 7.2)")
+    if must_sell(state, player):
+        return Rejected(
+            "MUST_SELL",
+            "over the certificate limit or a 60% holding: sell first (rulebook 7.3)",
+        )
+    return None
+
+
+def _within_certificate_limit(state: GameState, player: Player, zone: Zone) -> Rejected | None:
+    added = 1 if zone is Zone.NORMAL else 0
+    if certificates(state, player) + added > certificate_limit(state):
+        return Rejected(
+            "CERT_LIMIT",
+            f"the certificate limit is {certificate_limit(state)} (rulebook 7.6)",
+            details={"limit": certificate_limit(state)},
+        )
+    return None
+
+
+def start_option(
+    state: GameState, stock_round: StockRound, seat: int, corporation_id: str
+) -> StartOption | Rejected:
+    player = state.player(seat)
+    corporation = _find(state, corporation_id)
+    if isinstance(corporation, Rejected):
+        return corporation
+    if corporation.started:
+        return Rejected(
+            "ALREADY_STARTED",
+            f"{corporation_id} has been started",
+            details={"corporation": corporation_id},
+        )
+    if refusal := _may_buy_now(state, stock_round, player):
+        return refusal
+    if refusal := _within_certificate_limit(state, player, Zone.NORMAL):
+        return refusal
+    affordable = tuple(
+        par for par in sorted(load_market(state.title).par_positions()) if 2 * par <= player.cash
+    )
+    if not affordable:
+        return Rejected(
+            "INSUFFICIENT_CASH",
+            "starting a corporation costs twice its par price",
+            details={"corporation": corporation_id, "cash": player.cash},
+        )
+    return StartOption(corporation=corporation_id, par_prices=affordable, seat=seat)
+
+
+def buy_option(
+    state: GameState, stock_round: StockRound, seat: int, corporation_id: str, source: str
+) -> BuyShareOption | Rejected:
+    player = state.player(seat)
+    corporation = _find(state, corporation_id)
+    if isinstance(corporation, Rejected):
+        return corporation
+    if not corporation.started:
+        return Rejected(
+            "NOT_STARTED",
+            f"{corporation_id} has not been started: start it with a par price",
+            details={"corporation": corporation_id},
+        )
+    if refusal := _may_buy_now(state, stock_round, player):
+        return refusal
+    if (seat, corporation_id) in stock_round.sold:
+        return Rejected(
+            "SOLD_THIS_ROUND",
+            f"{corporation_id} was sold by this player this stock round (rulebook 7.2.4)",
+            details={"corporation": corporation_id},
+        )
+    if source == INITIAL_OFFERING:
+        available, price = corporation.initial_offering, corporation.par
+    elif source == OPEN_MARKET:
+        assert corporation.position is not None
+        available = corporation.open_market
+        price = load_market(state.title).price(corporation.position)
+    else:
+        return Rejected(
+            "UNKNOWN_SOURCE",
+            f"shares come from {INITIAL_OFFERING} or {OPEN_MARKET}, not {source!r}",
+            Kind.INVALID_ARGUMENT,
+            {"field": "source"},
+        )
+    if not available:
+        return Rejected(
+            "NO_SHARE_AVAILABLE",
+            f"no {corporation_id} share in the {source.replace('_', ' ')}",
+            details={"corporation": corporation_id, "source": source},
+        )
+    zone = _zone(corporation)
+    if player.shares_of(corporation_id) >= HOLDING_LIMIT and zone is not Zone.ORANGE:
+        return Rejected(
+            "HOLDING_LIMIT",
+            f"60% of {corporation_id} is the most a player may hold (rulebook 7.2.4)",
+            details={"corporation": corporation_id},
+        )
+    if refusal := _within_certificate_limit(state, player, zone):
+        return refusal
+    if price > player.cash:
+        return Rejected(
+            "INSUFFICIENT_CASH",
+            f"a {corporation_id} share costs ¥{price}",
+            details={"corporation": corporation_id, "price": price, "cash": player.cash},
+        )
+    return BuyShareOption(corporation=corporation_id, source=source, price=price, seat=seat)
+
+
+def _sold_then_bought(actions: tuple[str, ...]) -> bool:
+    return "sell" in actions and "buy" in actions and actions.index("sell") < actions.index("buy")
+
+
+# ---- selling -------------------------------------------------------------------------------
+
+
+def _successor(state: GameState, corporation: Corporation, seller: int, left: int) -> int | None:
+    """Who becomes president if the seller keeps `left` shares: the player holding most,
+    more than the seller, ties broken clockwise from the seller (7.5)."""
+    start = state.index_of(seller)
+    count = len(state.players)
+    best, best_shares = None, left
+    for step in range(1, count):
+        other = state.players[(start + step) % count]
+        if other.shares_of(corporation.id) > best_shares:
+            best, best_shares = other.seat, other.shares_of(corporation.id)
+    return best
+
+
+def sell_option(
+    state: GameState, stock_round: StockRound, seat: int, corporation_id: str
+) -> SellOption | Rejected:
+    """How many shares of the corporation the player may sell now (1..max_count)."""
+    player = state.player(seat)
+    corporation = _find(state, corporation_id)
+    if isinstance(corporation, Rejected):
+        return corporation
+    if stock_round.number == 1:
+        return Rejected(
+            "NO_SALES_IN_FIRST_STOCK_ROUND", "no shares are sold in the first stock round (7.3.1)"
+        )
+    if _sold_then_bought(stock_round.actions):
+        return Rejected("SELL_BUY_SELL", "sell, buy and sell again is not allowed (rulebook 7.1)")
+    held = player.shares_of(corporation_id)
+    limit = min(held, OPEN_MARKET_LIMIT - corporation.open_market)
+    if corporation.president == seat:
+        # The president's certificate is never sold: keep it unless another player takes it.
+        while limit > 0 and held - limit < PRESIDENT_SHARES:
+            successor = _successor(state, corporation, seat, held - limit)
+            if successor is not None and state.player(successor).shares_of(corporation_id) >= 2:
+                break
+            limit -= 1
+    if limit <= 0:
+        return Rejected(
+            "CANNOT_SELL",
+            f"no {corporation_id} share can be sold now (rulebook 7.3.1)",
+            details={"corporation": corporation_id},
+        )
+    assert corporation.position is not None
+    price = load_market(state.title).price(corporation.position)
+    return SellOption(corporation=corporation_id, max_count=limit, price=price, seat=seat)
+
+
+# ---- decide --------------------------------------------------------------------------------
+
+
+def _find(state: GameState, corporation_id: str) -> Corporation | Rejected:
+    try:
+        return state.corporation(corporation_id)
+    except KeyError:
+        return Rejected(
+            "UNKNOWN_CORPORATION",
+            f"there is no corporation {corporation_id!r}",
+            Kind.INVALID_ARGUMENT,
+            {"corporation": corporation_id},
+        )
+
+
+def _checked(found: _T | Rejected) -> _T:
+    if isinstance(found, Rejected):
+        raise found
+    return found
+
+
+def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) -> list[ev.Event]:
+    match command:
+        case StartCorporation(seat=seat, corporation=corporation_id, par=par):
+            option = _checked(start_option(state, stock_round, seat, corporation_id))
+            positions = load_market(state.title).par_positions()
+            if par not in positions:
+                raise Rejected(
+                    "INVALID_PAR",
+                    f"par prices are {sorted(positions)}, not {par}",
+                    Kind.INVALID_ARGUMENT,
+                    {"par": par},
+                )
+            if par not in option.par_prices:
+                raise Rejected(
+                    "INSUFFICIENT_CASH",
+                    f"starting at par ¥{par} costs ¥{2 * par}",
+                    details={"par": par, "cash": state.player(seat).cash},
+                )
+            first: ev.Event = ev.CorporationStarted(
+                seat=seat, corporation=corporation_id, par=par, position=positions[par]
+            )
+        case BuyShare(seat=seat, corporation=corporation_id, source=source):
+            bought = _checked(buy_option(state, stock_round, seat, corporation_id, source))
+            first = ev.ShareBought(
+                seat=seat, corporation=corporation_id, source=source, price=bought.price
+            )
+        case SellShares(seat=seat, corporation=corporation_id, count=count):
+            if count <= 0:
+                raise Rejected(
+                    "INVALID_COUNT",
+                    "sell at least one share",
+                    Kind.INVALID_ARGUMENT,
+                    {"count": count},
+                )
+            sell = _checked(sell_option(state, stock_round, seat, corporation_id))
+            if count > sell.max_count:
+                raise Rejected(
+                    "CANNOT_SELL",
+                    f"at most {sell.max_count} {corporation_id} shares can be sold now (7.3.1)",
+                    details={"corporation": corporation_id, "max_count": sell.max_count},
+                )
+            corporation = state.corporation(corporation_id)
+            assert corporation.position is not None
+            first = ev.SharesSold(
+                seat=seat,
+                corporation=corporation_id,
+                count=count,
+                price=sell.price,
+                position=load_market(state.title).down(corporation.position, count),
+            )
+        case Pass(seat=seat):
+            if not stock_round.actions and not _may_pass(state, stock_round, seat):
+                raise Rejected("MUST_SELL", "over a limit: sell before passing (rulebook 7.3)")
+            first = ev.TurnEnded(seat=seat) if stock_round.actions else ev.Passed(seat=seat)
+        case _:
+            raise Rejected(
+                "ACTION_NOT_ALLOWED",
+                f"{type(command).__name__} is not a stock round action",
+                details={"action": type(command).__name__},
+            )
+    return _with_consequences(state, first)
+
+
+def _with_consequences(state: GameState, first: ev.Event) -> list[ev.Event]:
+    events = [first]
+    state = evolve(state, first)
+    while (follow := _follow_up(state, events[-1])) is not None:
+        events.append(follow)
+        state = evolve(state, follow)
+    if isinstance(state.round, StockRound) and state.round.passes_in_a_row == len(state.players):
+        events += _end_of_round(state, state.round)
+    return events
+
+
+def _follow_up(state: GameState, last: ev.Event) -> ev.Event | None:
+    stock_round = state.round
+    if not isinstance(stock_round, StockRound):
+        return None
+    if isinstance(last, ev.CorporationStarted | ev.ShareBought | ev.SharesSold):
+        corporation = state.corporation(last.corporation)
+        if (changed := _presidency_change(state, corporation)) is not None:
+            return changed
+    if isinstance(last, ev.CorporationStarted | ev.ShareBought | ev.PresidencyChanged):
+        corporation = state.corporation(last.corporation)
+        if not corporation.floated and corporation.initial_offering <= SHARES_PER_CORPORATION // 2:
+            return ev.CorporationFloated(corporation=corporation.id, capital=10 * corporation.par)
+    if stock_round.actions and not _has_more_to_do(state, stock_round):
+        return ev.TurnEnded(seat=state.players[stock_round.turn].seat)
+    return None
+
+
+def _presidency_change(state: GameState, corporation: Corporation) -> ev.Event | None:
+    president = state.player(corporation.president)
+    successor = _successor(state, corporation, president.seat, president.shares_of(corporation.id))
+    if successor is None:
+        return None
+    return ev.PresidencyChanged(corporation=corporation.id, seat=successor, previous=president.seat)
+
+
+def _has_more_to_do(state: GameState, stock_round: StockRound) -> bool:
+    seat = state.players[stock_round.turn].seat
+    return any(not isinstance(a, PassOption) for a in _turn_options(state, stock_round, seat))
+
+
+def _end_of_round(state: GameState, stock_round: StockRound) -> list[ev.Event]:
+    """7.7: priority deal, sold-out corporations up (in stock price order), operating rounds."""
+    market = load_market(state.title)
+    events: list[ev.Event] = [ev.StockRoundEnded(priority=state.players[stock_round.turn].seat)]
+    for corporation in operating_order(state):
+        assert corporation.position is not None
+        raised = market.up(corporation.position)
+        sold_out = corporation.initial_offering == 0 and corporation.open_market == 0
+        if sold_out and raised != corporation.position:
+            events.append(ev.SoldOutPriceRaised(corporation=corporation.id, position=raised))
+    events.append(ev.OperatingRoundStarted(number=1, of=1))
+    return events
+
+
+def operating_order(state: GameState) -> list[Corporation]:
+    """Started corporations in stock price order (3.2): price, then farther right, then higher
+    in the stack."""
+    market = load_market(state.title)
+    placed = [c for c in state.corporations if c.position is not None]
+    return sorted(
+        placed,
+        key=lambda c: (-market.price(c.position), -c.position[1], c.arrival),  # type: ignore[arg-type, index]
+    )
+
+
+# ---- legal actions -------------------------------------------------------------------------
+
+
+def _turn_options(state: GameState, stock_round: StockRound, seat: int) -> list[LegalAction]:
+    options: list[LegalAction] = []
+    for corporation in state.corporations:
+        if corporation.started:
+            for source in (INITIAL_OFFERING, OPEN_MARKET):
+                found = buy_option(state, stock_round, seat, corporation.id, source)
+                if not isinstance(found, Rejected):
+                    options.append(found)
+        else:
+            start = start_option(state, stock_round, seat, corporation.id)
+            if not isinstance(start, Rejected):
+                options.append(start)
+        sell = sell_option(state, stock_round, seat, corporation.id)
+        if not isinstance(sell, Rejected):
+            options.append(sell)
+    if stock_round.actions or not must_sell(state, state.player(seat)) or not options:
+        options.append(PassOption(seat))
+    return options
+
+
+def _may_pass(state: GameState, stock_round: StockRound, seat: int) -> bool:
+    return any(isinstance(o, PassOption) for o in _turn_options(state, stock_round, seat))
+
+
+def legal_actions(state: GameState, stock_round: StockRound) -> list[LegalAction]:
+    seat = state.players[stock_round.turn].seat
+    return [dataclasses.replace(o, seat=seat) for o in _turn_options(state, stock_round, seat)]
