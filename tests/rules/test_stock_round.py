@@ -18,7 +18,7 @@ from services.rules.domain.commands import (
 )
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.legal import BuyShareOption, PassOption, SellOption, StartOption
-from services.rules.domain.state import GameState, OperatingRound, StockRound
+from services.rules.domain.state import GameState, StockRound
 from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game, play
 
@@ -150,9 +150,20 @@ def test_round_ends_when_all_pass_in_a_row_and_priority_follows_the_last_actor()
     state, _ = play(after_auction(), StartCorporation(A, "KO", 65), Pass(B), Pass(C))
     assert isinstance(state.round, StockRound) and state.acting_seats == (A,)
     state, events = play(state, Pass(A))
-    assert [type(e) for e in events] == [ev.Passed, ev.StockRoundEnded, ev.OperatingRoundStarted]
-    assert isinstance(state.round, OperatingRound)
+    assert [type(e) for e in events[:3]] == [
+        ev.Passed,
+        ev.StockRoundEnded,
+        ev.OperatingRoundStarted,
+    ]
     assert state.priority == B  # the player after the last to pass
+    # No corporation has floated: the operating round only pays the privates.
+    assert [type(e) for e in events[3:]] == [
+        ev.PrivateRevenuePaid,
+        ev.OperatingRoundEnded,
+        ev.StockRoundStarted,
+    ]
+    assert isinstance(state.round, StockRound) and state.round.number == 2
+    assert state.acting_seats == (B,)
 
 
 def test_sold_out_corporations_rise_at_the_end_of_the_round() -> None:

@@ -12,7 +12,6 @@ from typing import TypeVar
 
 from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
-from services.rules.domain.evolve import evolve
 from services.rules.domain.legal import BidRange, BuyOption, LegalAction, PassOption
 from services.rules.domain.state import ClosedAuction, GameState, PrivateAuction
 from services.rules.domain.title import load_title
@@ -103,12 +102,10 @@ def _checked(found: _T | Rejected) -> _T:
     return found
 
 
-def decide(state: GameState, auction: PrivateAuction, command: PlayerCommand) -> list[ev.Event]:
+def decide(state: GameState, auction: PrivateAuction, command: PlayerCommand) -> ev.Event:
     if auction.closed is not None:
-        first = _decide_closed(state, auction.closed, command)
-    else:
-        first = _decide_open(state, auction, command)
-    return _with_consequences(state, first)
+        return _decide_closed(state, auction.closed, command)
+    return _decide_open(state, auction, command)
 
 
 def _decide_open(state: GameState, auction: PrivateAuction, command: PlayerCommand) -> ev.Event:
@@ -176,21 +173,9 @@ def _check_bid(allowed: BidRange, price: int) -> None:
         )
 
 
-def _with_consequences(state: GameState, first: ev.Event) -> list[ev.Event]:
-    """The command's event, then what follows from it without anyone choosing: sales of
-    privates that became topmost with bids on them, the all-pass rules, the end of the auction."""
-    events = [first]
-    state = evolve(state, first)
-    while (follow := _follow_up(state)) is not None:
-        events.append(follow)
-        state = evolve(state, follow)
-    return events
-
-
-def _follow_up(state: GameState) -> ev.Event | None:
-    auction = state.round
-    if not isinstance(auction, PrivateAuction):
-        return None
+def next_event(state: GameState, auction: PrivateAuction) -> ev.Event | None:
+    """What follows without anyone choosing: sales of privates that became topmost with bids
+    on them, the all-pass rules, the end of the auction."""
     if not auction.offer:
         return ev.StockRoundStarted(number=1, priority=state.players[auction.turn].seat)
     if auction.closed is not None:

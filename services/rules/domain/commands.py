@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.rules.domain.events import SeatedPlayer
+from services.rules.domain.events import SeatedPlayer, TrainRun
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,5 +63,68 @@ class SellShares:
     count: int
 
 
-PlayerCommand = BuyPrivate | PlaceBid | Pass | StartCorporation | BuyShare | SellShares
+@dataclass(frozen=True, slots=True)
+class RunRoutes:
+    """Rulebook 8.5: the operating corporation's routes. The rules service checks them and fills
+    in each revenue before deciding, so the events record what was earned."""
+
+    seat: int
+    routes: tuple[TrainRun, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PayDividends:
+    """Rulebook 8.6: `payout` True pays the earnings to shareholders, False withholds them."""
+
+    seat: int
+    payout: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BuyTrain:
+    """Rulebook 8.7: buy `train` from "depot", "open_market" or another corporation (its id)
+    for `price`; `exchange` names a train given back for a Diesel."""
+
+    seat: int
+    train: str
+    source: str
+    price: int
+    exchange: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardTrain:
+    seat: int
+    corporation: str
+    train: str
+
+
+@dataclass(frozen=True, slots=True)
+class BuyPrivateForCorporation:
+    """Rulebook 8.8: the operating corporation buys a private from a player."""
+
+    seat: int
+    company: str
+    price: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeclareBankruptcy:
+    seat: int
+
+
+PlayerCommand = (
+    BuyPrivate
+    | PlaceBid
+    | Pass
+    | StartCorporation
+    | BuyShare
+    | SellShares
+    | RunRoutes
+    | PayDividends
+    | BuyTrain
+    | DiscardTrain
+    | BuyPrivateForCorporation
+    | DeclareBankruptcy
+)
 Command = CreateGame | PlayerCommand

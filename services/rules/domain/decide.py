@@ -1,21 +1,43 @@
 """decide(state, command) -> events, or raises Rejected. Pure: the same state and command
-always give the same events; nothing is read from a clock or a random source."""
+always give the same events; nothing is read from a clock or a random source.
+
+A command yields one event, then everything that follows from it without anyone choosing (a
+private sold to its only bidder, a stock round ending, privates paying, a phase change...),
+each round module saying what comes next. `evolve` only bookkeeps.
+"""
 
 from __future__ import annotations
 
-from services.rules.domain import auction, setup, stock_round
-from services.rules.domain.commands import Command, CreateGame
+from services.rules.domain import auction, operating_round, setup, stock_round
+from services.rules.domain.commands import Command, CreateGame, PlayerCommand
 from services.rules.domain.events import Event
+from services.rules.domain.evolve import evolve
 from services.rules.domain.legal import LegalAction
-from services.rules.domain.state import GameState, PrivateAuction, StockRound
+from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from shikoku.rejection import Kind, Rejected
 
 
 def decide(state: GameState, command: Command) -> list[Event]:
     if isinstance(command, CreateGame):
-        return setup.create_game(state, command)
+        return with_consequences(state, setup.create_game(state, command))
+    _check_turn(state, command)
+    match state.round:
+        case PrivateAuction() as current:
+            first = auction.decide(state, current, command)
+        case StockRound() as current:
+            first = stock_round.decide(state, current, command)
+        case OperatingRound() as current:
+            first = operating_round.decide(state, current, command)
+        case _:
+            raise Rejected("NO_ROUND", "no round is being played", details={})
+    return with_consequences(state, [first])
+
+
+def _check_turn(state: GameState, command: PlayerCommand) -> None:
     if not state.players:
         raise Rejected("GAME_NOT_FOUND", "the game has not been created", Kind.NOT_FOUND)
+    if state.result is not None:
+        raise Rejected("GAME_OVER", "the game has ended")
     if command.seat not in state.order:
         raise Rejected(
             "SEAT_NOT_IN_GAME",
@@ -29,22 +51,40 @@ def decide(state: GameState, command: Command) -> list[Event]:
             f"it is not seat {command.seat}'s turn",
             details={"seat": command.seat, "acting": ",".join(map(str, state.acting_seats))},
         )
+
+
+def with_consequences(state: GameState, events: list[Event]) -> list[Event]:
+    """`events`, then every event that follows from them without a choice."""
+    events = list(events)
+    for event in events:
+        state = evolve(state, event)
+    while events and (batch := next_events(state, events[-1])):
+        for event in batch:
+            events.append(event)
+            state = evolve(state, event)
+    return events
+
+
+def next_events(state: GameState, last: Event) -> list[Event]:
+    if state.result is not None:
+        return []
     match state.round:
-        case PrivateAuction() as private_auction:
-            return auction.decide(state, private_auction, command)
+        case PrivateAuction() as current:
+            follow = auction.next_event(state, current)
+            return [follow] if follow is not None else []
         case StockRound() as current:
-            return stock_round.decide(state, current, command)
-    raise Rejected(
-        "ROUND_NOT_SUPPORTED",
-        f"{type(state.round).__name__} commands are not supported yet",
-        details={"round": type(state.round).__name__},
-    )
+            return stock_round.next_events(state, current, last)
+        case OperatingRound() as current:
+            return operating_round.next_events(state, current, last)
+    return []
 
 
 def legal_actions(state: GameState) -> list[LegalAction]:
     match state.round:
-        case PrivateAuction() as private_auction:
-            return auction.legal_actions(state, private_auction)
+        case PrivateAuction() as current:
+            return auction.legal_actions(state, current)
         case StockRound() as current:
             return stock_round.legal_actions(state, current)
+        case OperatingRound() as current:
+            return operating_round.legal_actions(state, current)
     return []

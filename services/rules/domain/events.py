@@ -169,9 +169,13 @@ class PrivatePriceReduced(Event):
 
 @dataclass(frozen=True, slots=True)
 class Payment:
+    """`amount` from the bank for `company`'s revenue, to a player (`seat`) or, when `seat` is
+    0, to the corporation owning the private (`corporation`)."""
+
     seat: int
     company: str
     amount: int
+    corporation: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +282,189 @@ class OperatingRoundStarted(Event):
     of: int
 
 
+@dataclass(frozen=True, slots=True)
+class CorporationOperates(Event):
+    """The corporation's operating turn begins (rulebook 8.1: stock price order)."""
+
+    TYPE: ClassVar[str] = "CorporationOperates"
+    corporation: str
+
+
+@dataclass(frozen=True, slots=True)
+class HomeTokenPlaced(Event):
+    """Rulebook 7.4: the first time a corporation operates, its home token goes down."""
+
+    TYPE: ClassVar[str] = "HomeTokenPlaced"
+    corporation: str
+    hex: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepSkipped(Event):
+    """The corporation did not lay track / place a token (`step`)."""
+
+    TYPE: ClassVar[str] = "StepSkipped"
+    corporation: str
+    step: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrainRun:
+    train: str
+    hexes: tuple[str, ...]
+    revenue: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrainsRan(Event):
+    """Rulebook 8.5: the routes run and the revenue they earned (checked when submitted, so a
+    replay never recomputes it)."""
+
+    TYPE: ClassVar[str] = "TrainsRan"
+    corporation: str
+    routes: tuple[TrainRun, ...]
+    revenue: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dividend:
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class DividendsPaid(Event):
+    """Rulebook 8.6.1: `per_share` to each share held by a player; open-market shares pay
+    `to_treasury`; the stock token moved right to `position`."""
+
+    TYPE: ClassVar[str] = "DividendsPaid"
+    corporation: str
+    revenue: int
+    per_share: int
+    dividends: tuple[Dividend, ...]
+    to_treasury: int
+    position: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class EarningsWithheld(Event):
+    """Rulebook 8.6: the earnings (maybe none) went to the treasury; the token moved left."""
+
+    TYPE: ClassVar[str] = "EarningsWithheld"
+    corporation: str
+    amount: int
+    position: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainBought(Event):
+    """Rulebook 8.7. `source` is "depot", "open_market" or the selling corporation's id.
+    `exchanged`: the train given back for it (a Diesel exchange). `contribution`: what the
+    president paid in a forced purchase (8.7.6)."""
+
+    TYPE: ClassVar[str] = "TrainBought"
+    corporation: str
+    train: str
+    source: str
+    price: int
+    exchanged: str = ""
+    contribution: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseChanged(Event):
+    TYPE: ClassVar[str] = "PhaseChanged"
+    phase: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrainsRusted(Event):
+    """Rulebook 8.7.3: every train named `train` left the game."""
+
+    TYPE: ClassVar[str] = "TrainsRusted"
+    train: str
+
+
+@dataclass(frozen=True, slots=True)
+class PrivatesClosed(Event):
+    TYPE: ClassVar[str] = "PrivatesClosed"
+    companies: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainsOverLimit(Event):
+    """After a phase change these corporations hold more trains than the limit and must discard,
+    in this order (8.7.4)."""
+
+    TYPE: ClassVar[str] = "TrainsOverLimit"
+    corporations: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainDiscarded(Event):
+    """Rulebook 8.7.4: a train over the limit went to the open market."""
+
+    TYPE: ClassVar[str] = "TrainDiscarded"
+    corporation: str
+    train: str
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateSoldToCorporation(Event):
+    """Rulebook 8.8: a corporation bought a private from the player `seat`."""
+
+    TYPE: ClassVar[str] = "PrivateSoldToCorporation"
+    corporation: str
+    company: str
+    seat: int
+    price: int
+
+
+@dataclass(frozen=True, slots=True)
+class OperatingTurnEnded(Event):
+    TYPE: ClassVar[str] = "OperatingTurnEnded"
+    corporation: str
+
+
+@dataclass(frozen=True, slots=True)
+class OperatingRoundEnded(Event):
+    TYPE: ClassVar[str] = "OperatingRoundEnded"
+    number: int
+
+
+@dataclass(frozen=True, slots=True)
+class BankBroken(Event):
+    """Rulebook 10.2: the bank ran out; it is unlimited from now on and the game will end."""
+
+    TYPE: ClassVar[str] = "BankBroken"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerBankrupt(Event):
+    """Rulebook 8.7.6: the president could not raise the money for a train; their cash went to
+    the corporation."""
+
+    TYPE: ClassVar[str] = "PlayerBankrupt"
+    seat: int
+    corporation: str
+    cash: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerNetWorth:
+    seat: int
+    net_worth: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded(Event):
+    """Rulebook 10: the game is over; `reason` is "bankrupt", "bank" or "ended"."""
+
+    TYPE: ClassVar[str] = "GameEnded"
+    reason: str
+    net_worths: tuple[PlayerNetWorth, ...]
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (
@@ -305,6 +492,24 @@ EVENT_TYPES: dict[str, type[Event]] = {
         SoldOutPriceRaised,
         StockRoundEnded,
         OperatingRoundStarted,
+        CorporationOperates,
+        HomeTokenPlaced,
+        StepSkipped,
+        TrainsRan,
+        DividendsPaid,
+        EarningsWithheld,
+        TrainBought,
+        PhaseChanged,
+        TrainsRusted,
+        PrivatesClosed,
+        TrainsOverLimit,
+        TrainDiscarded,
+        PrivateSoldToCorporation,
+        OperatingTurnEnded,
+        OperatingRoundEnded,
+        BankBroken,
+        PlayerBankrupt,
+        GameEnded,
     )
 }
 
@@ -313,6 +518,9 @@ _NESTED: dict[tuple[str, str], type[Any]] = {
     ("PrivateAuctionStarted", "offer"): PrivateOnOffer,
     ("PrivateRevenuePaid", "payments"): Payment,
     ("PrivatesDealt", "deal"): Deal,
+    ("TrainsRan", "routes"): TrainRun,
+    ("DividendsPaid", "dividends"): Dividend,
+    ("GameEnded", "net_worths"): PlayerNetWorth,
 }
 
 
@@ -323,12 +531,18 @@ def event_from_payload(type_name: str, schema: int, payload: Mapping[str, Any]) 
         raise ValueError(f"{type_name} schema {schema} has no upcaster to {cls.SCHEMA}")
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):
+        if field.name not in payload and field.default is not dataclasses.MISSING:
+            continue
         raw = payload[field.name]
         nested = _NESTED.get((type_name, field.name))
         if nested is not None:
-            values[field.name] = tuple(nested(**item) for item in raw)
+            values[field.name] = tuple(nested(**_tuple_lists(item)) for item in raw)
         elif isinstance(raw, list):
             values[field.name] = tuple(raw)
         else:
             values[field.name] = raw
     return cls(**values)
+
+
+def _tuple_lists(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in item.items()}

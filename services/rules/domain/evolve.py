@@ -12,13 +12,15 @@ from services.rules.domain import events as ev
 from services.rules.domain.state import (
     ClosedAuction,
     Corporation,
+    GameResult,
     GameState,
     OperatingRound,
     Player,
     PrivateAuction,
+    Step,
     StockRound,
 )
-from services.rules.domain.title import load_title
+from services.rules.domain.title import UNLIMITED, load_title
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
@@ -55,6 +57,8 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
         bank=event.bank,
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
         corporations=tuple(Corporation(c.id) for c in load_title(event.title).corporations),
+        depot=MappingProxyType({t.name: t.count for t in load_title(event.title).trains}),
+        phase=load_title(event.title).phases[0].name,
     )
 
 
@@ -221,12 +225,28 @@ def _private_price_reduced(state: GameState, event: ev.PrivatePriceReduced) -> G
 
 def _private_revenue_paid(state: GameState, event: ev.PrivateRevenuePaid) -> GameState:
     for payment in event.payments:
-        state = _pay_bank(state, payment.seat, -payment.amount)
-    if isinstance(state.round, PrivateAuction):
-        state = dataclasses.replace(
-            state, round=dataclasses.replace(state.round, passes_in_a_row=0)
-        )
+        if payment.seat:
+            state = _pay_bank(state, payment.seat, -payment.amount)
+        else:
+            state = _corporation_receives(state, payment.corporation, payment.amount)
+    match state.round:
+        case PrivateAuction() as auction:
+            state = dataclasses.replace(
+                state, round=dataclasses.replace(auction, passes_in_a_row=0)
+            )
+        case OperatingRound() as operating:
+            state = dataclasses.replace(
+                state, round=dataclasses.replace(operating, privates_paid=True)
+            )
     return state
+
+
+def _corporation_receives(state: GameState, corporation_id: str, amount: int) -> GameState:
+    """`amount` from the bank to the corporation's treasury (negative: to the bank)."""
+    state = _update_corporation(
+        state, corporation_id, lambda c: dataclasses.replace(c, cash=c.cash + amount)
+    )
+    return dataclasses.replace(state, bank=state.bank - amount)
 
 
 def _update_corporation(
@@ -246,7 +266,8 @@ def _add_shares(state: GameState, seat: int, corporation_id: str, count: int) ->
 
 def _stock_action(state: GameState, seat: int, action: str, corporation_id: str) -> GameState:
     stock_round = state.round
-    assert isinstance(stock_round, StockRound)
+    if not isinstance(stock_round, StockRound):
+        return state  # an emergency sale in an operating round
     sold = stock_round.sold | ({(seat, corporation_id)} if action == "sell" else set())
     stock_round = dataclasses.replace(
         stock_round,
@@ -343,7 +364,212 @@ def _stock_round_ended(state: GameState, event: ev.StockRoundEnded) -> GameState
 
 
 def _operating_round_started(state: GameState, event: ev.OperatingRoundStarted) -> GameState:
-    return dataclasses.replace(state, round=OperatingRound(number=event.number, of=event.of))
+    sets = state.operating_sets + (1 if event.number == 1 else 0)
+    return dataclasses.replace(
+        state, round=OperatingRound(number=event.number, of=event.of), operating_sets=sets
+    )
+
+
+def _operating(state: GameState) -> OperatingRound:
+    assert isinstance(state.round, OperatingRound), state.round
+    return state.round
+
+
+def _with_round(state: GameState, **changes: object) -> GameState:
+    return dataclasses.replace(state, round=dataclasses.replace(_operating(state), **changes))  # type: ignore[arg-type]
+
+
+_NEXT_STEP = {
+    Step.TRACK: Step.TOKEN,
+    Step.TOKEN: Step.ROUTES,
+    Step.ROUTES: Step.DIVIDEND,
+    Step.DIVIDEND: Step.TRAINS,
+}
+
+
+def _corporation_operates(state: GameState, event: ev.CorporationOperates) -> GameState:
+    return _with_round(state, current=event.corporation, step=Step.TRACK, revenue=0)
+
+
+def _home_token_placed(state: GameState, event: ev.HomeTokenPlaced) -> GameState:
+    return _update_corporation(
+        state,
+        event.corporation,
+        lambda c: dataclasses.replace(c, tokens_placed=c.tokens_placed + 1),
+    )
+
+
+def _step_skipped(state: GameState, event: ev.StepSkipped) -> GameState:
+    return _with_round(state, step=_NEXT_STEP[Step(event.step)])
+
+
+def _trains_ran(state: GameState, event: ev.TrainsRan) -> GameState:
+    return _with_round(state, revenue=event.revenue, step=Step.DIVIDEND)
+
+
+def _operated(state: GameState, corporation_id: str, position: tuple[int, int]) -> GameState:
+    state = _move_token(state, corporation_id, position)
+    state = _update_corporation(
+        state, corporation_id, lambda c: dataclasses.replace(c, has_operated=True)
+    )
+    return _with_round(state, step=Step.TRAINS)
+
+
+def _dividends_paid(state: GameState, event: ev.DividendsPaid) -> GameState:
+    for dividend in event.dividends:
+        state = _pay_bank(state, dividend.seat, -dividend.amount)
+    state = _corporation_receives(state, event.corporation, event.to_treasury)
+    return _operated(state, event.corporation, event.position)
+
+
+def _earnings_withheld(state: GameState, event: ev.EarningsWithheld) -> GameState:
+    state = _corporation_receives(state, event.corporation, event.amount)
+    return _operated(state, event.corporation, event.position)
+
+
+def _remove_train(trains: tuple[str, ...], train: str) -> tuple[str, ...]:
+    index = trains.index(train)
+    return trains[:index] + trains[index + 1 :]
+
+
+def _train_bought(state: GameState, event: ev.TrainBought) -> GameState:
+    title = load_title(state.title)
+    buyer = state.corporation(event.corporation)
+    if event.contribution:
+        # The president's money reaches the treasury through the bank: both moves balance.
+        state = _pay_bank(state, buyer.president, event.contribution)
+        state = _corporation_receives(state, buyer.id, event.contribution)
+    if event.source == "depot":
+        left = state.depot[event.train]
+        depot = {**state.depot, event.train: left if left == UNLIMITED else left - 1}
+        state = dataclasses.replace(state, depot=MappingProxyType(depot))
+        state = _corporation_receives(state, buyer.id, -event.price)
+    elif event.source == "open_market":
+        state = dataclasses.replace(
+            state, pool_trains=_remove_train(state.pool_trains, event.train)
+        )
+        state = _corporation_receives(state, buyer.id, -event.price)
+    else:
+        state = _update_corporation(
+            state,
+            event.source,
+            lambda c: dataclasses.replace(
+                c, trains=_remove_train(c.trains, event.train), cash=c.cash + event.price
+            ),
+        )
+        state = _update_corporation(
+            state, buyer.id, lambda c: dataclasses.replace(c, cash=c.cash - event.price)
+        )
+    trains = (*state.corporation(buyer.id).trains, event.train)
+    if event.exchanged:
+        trains = _remove_train(trains, event.exchanged)
+        if event.exchanged not in title.train(event.train).exchange_rusts:
+            state = dataclasses.replace(state, pool_trains=(*state.pool_trains, event.exchanged))
+    return _update_corporation(state, buyer.id, lambda c: dataclasses.replace(c, trains=trains))
+
+
+def _phase_changed(state: GameState, event: ev.PhaseChanged) -> GameState:
+    return dataclasses.replace(state, phase=event.phase)
+
+
+def _trains_rusted(state: GameState, event: ev.TrainsRusted) -> GameState:
+    corporations = tuple(
+        dataclasses.replace(c, trains=tuple(t for t in c.trains if t != event.train))
+        for c in state.corporations
+    )
+    pool = tuple(t for t in state.pool_trains if t != event.train)
+    return dataclasses.replace(state, corporations=corporations, pool_trains=pool)
+
+
+def _privates_closed(state: GameState, event: ev.PrivatesClosed) -> GameState:
+    closing = set(event.companies)
+    players = tuple(
+        dataclasses.replace(p, privates=tuple(c for c in p.privates if c not in closing))
+        for p in state.players
+    )
+    corporations = tuple(
+        dataclasses.replace(c, privates=tuple(x for x in c.privates if x not in closing))
+        for c in state.corporations
+    )
+    owned = {c: s for c, s in state.privates_owned.items() if c not in closing}
+    return dataclasses.replace(
+        state,
+        players=players,
+        corporations=corporations,
+        privates_owned=MappingProxyType(owned),
+        closed_privates=state.closed_privates | closing,
+    )
+
+
+def _trains_over_limit(state: GameState, event: ev.TrainsOverLimit) -> GameState:
+    return _with_round(state, discarding=event.corporations)
+
+
+def _train_discarded(state: GameState, event: ev.TrainDiscarded) -> GameState:
+    state = _update_corporation(
+        state,
+        event.corporation,
+        lambda c: dataclasses.replace(c, trains=_remove_train(c.trains, event.train)),
+    )
+    state = dataclasses.replace(state, pool_trains=(*state.pool_trains, event.train))
+    limit = load_title(state.title).phase(state.phase).train_limit
+    discarding = _operating(state).discarding
+    if len(state.corporation(event.corporation).trains) <= limit:
+        discarding = tuple(c for c in discarding if c != event.corporation)
+    return _with_round(state, discarding=discarding)
+
+
+def _private_sold_to_corporation(state: GameState, event: ev.PrivateSoldToCorporation) -> GameState:
+    state = _update_player(
+        state,
+        event.seat,
+        lambda p: dataclasses.replace(
+            p,
+            cash=p.cash + event.price,
+            privates=tuple(c for c in p.privates if c != event.company),
+        ),
+    )
+    state = _update_corporation(
+        state,
+        event.corporation,
+        lambda c: dataclasses.replace(
+            c, cash=c.cash - event.price, privates=(*c.privates, event.company)
+        ),
+    )
+    owned = {c: s for c, s in state.privates_owned.items() if c != event.company}
+    return dataclasses.replace(state, privates_owned=MappingProxyType(owned))
+
+
+def _operating_turn_ended(state: GameState, event: ev.OperatingTurnEnded) -> GameState:
+    operated = _operating(state).operated | {event.corporation}
+    return _with_round(state, operated=operated, current="", step=Step.TRACK, revenue=0)
+
+
+def _operating_round_ended(state: GameState, event: ev.OperatingRoundEnded) -> GameState:
+    return state
+
+
+def _bank_broken(state: GameState, event: ev.BankBroken) -> GameState:
+    # Broken in an operating round: that set is the last; in a stock round: the next one.
+    in_operating_round = isinstance(state.round, OperatingRound)
+    last_set = state.operating_sets + (0 if in_operating_round else 1)
+    return dataclasses.replace(state, bank_broken=True, last_set=last_set)
+
+
+def _player_bankrupt(state: GameState, event: ev.PlayerBankrupt) -> GameState:
+    state = _update_player(
+        state, event.seat, lambda p: dataclasses.replace(p, cash=p.cash - event.cash)
+    )
+    return _update_corporation(
+        state, event.corporation, lambda c: dataclasses.replace(c, cash=c.cash + event.cash)
+    )
+
+
+def _game_ended(state: GameState, event: ev.GameEnded) -> GameState:
+    result = GameResult(
+        reason=event.reason, net_worths=tuple((n.seat, n.net_worth) for n in event.net_worths)
+    )
+    return dataclasses.replace(state, result=result)
 
 
 def _stock_round_started(state: GameState, event: ev.StockRoundStarted) -> GameState:
@@ -379,4 +605,22 @@ _HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
     ev.SoldOutPriceRaised: _sold_out_price_raised,  # type: ignore[dict-item]
     ev.StockRoundEnded: _stock_round_ended,  # type: ignore[dict-item]
     ev.OperatingRoundStarted: _operating_round_started,  # type: ignore[dict-item]
+    ev.CorporationOperates: _corporation_operates,  # type: ignore[dict-item]
+    ev.HomeTokenPlaced: _home_token_placed,  # type: ignore[dict-item]
+    ev.StepSkipped: _step_skipped,  # type: ignore[dict-item]
+    ev.TrainsRan: _trains_ran,  # type: ignore[dict-item]
+    ev.DividendsPaid: _dividends_paid,  # type: ignore[dict-item]
+    ev.EarningsWithheld: _earnings_withheld,  # type: ignore[dict-item]
+    ev.TrainBought: _train_bought,  # type: ignore[dict-item]
+    ev.PhaseChanged: _phase_changed,  # type: ignore[dict-item]
+    ev.TrainsRusted: _trains_rusted,  # type: ignore[dict-item]
+    ev.PrivatesClosed: _privates_closed,  # type: ignore[dict-item]
+    ev.TrainsOverLimit: _trains_over_limit,  # type: ignore[dict-item]
+    ev.TrainDiscarded: _train_discarded,  # type: ignore[dict-item]
+    ev.PrivateSoldToCorporation: _private_sold_to_corporation,  # type: ignore[dict-item]
+    ev.OperatingTurnEnded: _operating_turn_ended,  # type: ignore[dict-item]
+    ev.OperatingRoundEnded: _operating_round_ended,  # type: ignore[dict-item]
+    ev.BankBroken: _bank_broken,  # type: ignore[dict-item]
+    ev.PlayerBankrupt: _player_bankrupt,  # type: ignore[dict-item]
+    ev.GameEnded: _game_ended,  # type: ignore[dict-item]
 }

@@ -57,4 +57,72 @@ class SellOption:
     seat: int = 0
 
 
-LegalAction = PassOption | BuyOption | BidRange | StartOption | BuyShareOption | SellOption
+@dataclass(frozen=True, slots=True)
+class RunRoutesOption:
+    """Run `trains` (the corporation's) on routes; RoutesService.Optimize suggests the best."""
+
+    corporation: str
+    trains: tuple[str, ...]
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DividendOption:
+    """Pay out or withhold `revenue`."""
+
+    corporation: str
+    revenue: int
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BuyTrainOption:
+    """Buy `train` from `source` for min_price..max_price (giving back `exchange` if set);
+    `contribution` is what the president adds in a forced purchase."""
+
+    train: str
+    source: str
+    min_price: int
+    max_price: int
+    exchange: str = ""
+    contribution: int = 0
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardOption:
+    corporation: str
+    train: str
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CorporationPrivateOption:
+    """The operating corporation may buy `company` from its owner for min_price..max_price."""
+
+    company: str
+    owner: int
+    min_price: int
+    max_price: int
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BankruptcyOption:
+    seat: int = 0
+
+
+LegalAction = (
+    PassOption
+    | BuyOption
+    | BidRange
+    | StartOption
+    | BuyShareOption
+    | SellOption
+    | RunRoutesOption
+    | DividendOption
+    | BuyTrainOption
+    | DiscardOption
+    | CorporationPrivateOption
+    | BankruptcyOption
+)

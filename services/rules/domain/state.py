@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -38,6 +39,10 @@ class Corporation:
     cash: int = 0
     floated: bool = False
     president: int = 0  # seat; 0 while not started
+    trains: tuple[str, ...] = ()
+    tokens_placed: int = 0  # station tokens on the map, the home token included
+    privates: tuple[str, ...] = ()
+    has_operated: bool = False
 
     @property
     def started(self) -> bool:
@@ -104,15 +109,39 @@ class StockRound:
     last_actor: int = 0  # seat of the last player who bought or sold
 
 
+class Step(StrEnum):
+    """The operating steps of a corporation's turn, in order (rulebook 8.2)."""
+
+    TRACK = "track"
+    TOKEN = "token"
+    ROUTES = "routes"
+    DIVIDEND = "dividend"
+    TRAINS = "trains"
+
+
 @dataclass(frozen=True, slots=True)
 class OperatingRound:
-    """Rulebook 8 (not played yet): `number` within the set of `of` rounds."""
+    """Rulebook 8: round `number` of a set of `of`. `current` is the corporation operating,
+    at `step`; `discarding` lists corporations that must first discard trains over the limit
+    (8.7.4)."""
 
     number: int
     of: int
+    operated: frozenset[str] = frozenset()
+    current: str = ""
+    step: Step = Step.TRACK
+    revenue: int = 0
+    discarding: tuple[str, ...] = ()
+    privates_paid: bool = False
 
 
 Round = PrivateAuction | StockRound | OperatingRound
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    reason: str  # "bankrupt", "bank" or "ended"
+    net_worths: tuple[tuple[int, int], ...]  # (seat, net worth)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +157,14 @@ class GameState:
     corporations: tuple[Corporation, ...] = ()
     stock_rounds_played: int = 0
     market_moves: int = 0  # counts token arrivals, to order stacks
+    phase: str = "2"
+    depot: MappingProxyType[str, int] = field(default_factory=lambda: EMPTY)  # train -> left
+    pool_trains: tuple[str, ...] = ()  # trains in the open market
+    closed_privates: frozenset[str] = frozenset()
+    operating_sets: int = 0  # sets of operating rounds started
+    bank_broken: bool = False
+    last_set: int = 0  # when the bank broke: the set of operating rounds that ends the game
+    result: GameResult | None = None
 
     def corporation(self, corporation_id: str) -> Corporation:
         for corporation in self.corporations:
@@ -151,9 +188,15 @@ class GameState:
     @property
     def acting_seats(self) -> tuple[int, ...]:
         """Who must act now."""
+        if self.result is not None:
+            return ()
         match self.round:
             case PrivateAuction(closed=ClosedAuction() as closed):
                 return (closed.acting,)
+            case OperatingRound(discarding=(first, *_)):
+                return (self.corporation(first).president,)
+            case OperatingRound(current=current) if current:
+                return (self.corporation(current).president,)
             case PrivateAuction(turn=turn) | StockRound(turn=turn):
                 return (self.players[turn].seat,)
         return ()

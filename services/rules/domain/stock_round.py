@@ -17,7 +17,6 @@ from services.rules.domain.commands import (
     SellShares,
     StartCorporation,
 )
-from services.rules.domain.evolve import evolve
 from services.rules.domain.legal import (
     BuyShareOption,
     LegalAction,
@@ -26,6 +25,7 @@ from services.rules.domain.legal import (
     StartOption,
 )
 from services.rules.domain.market import Zone, load_market
+from services.rules.domain.ordering import stock_price_order
 from services.rules.domain.state import (
     PRESIDENT_SHARES,
     SHARES_PER_CORPORATION,
@@ -269,7 +269,7 @@ def _checked(found: _T | Rejected) -> _T:
     return found
 
 
-def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) -> list[ev.Event]:
+def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) -> ev.Event:
     match command:
         case StartCorporation(seat=seat, corporation=corporation_id, par=par):
             option = _checked(start_option(state, stock_round, seat, corporation_id))
@@ -329,24 +329,20 @@ def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) ->
                 f"{type(command).__name__} is not a stock round action",
                 details={"action": type(command).__name__},
             )
-    return _with_consequences(state, first)
+    return first
 
 
-def _with_consequences(state: GameState, first: ev.Event) -> list[ev.Event]:
-    events = [first]
-    state = evolve(state, first)
-    while (follow := _follow_up(state, events[-1])) is not None:
-        events.append(follow)
-        state = evolve(state, follow)
-    if isinstance(state.round, StockRound) and state.round.passes_in_a_row == len(state.players):
-        events += _end_of_round(state, state.round)
-    return events
+def next_events(state: GameState, stock_round: StockRound, last: ev.Event) -> list[ev.Event]:
+    """What follows without anyone choosing: presidency changes, floating, the end of a turn
+    with nothing left to do, the end of the round."""
+    if (follow := _follow_up(state, stock_round, last)) is not None:
+        return [follow]
+    if stock_round.passes_in_a_row == len(state.players):
+        return _end_of_round(state, stock_round)
+    return []
 
 
-def _follow_up(state: GameState, last: ev.Event) -> ev.Event | None:
-    stock_round = state.round
-    if not isinstance(stock_round, StockRound):
-        return None
+def _follow_up(state: GameState, stock_round: StockRound, last: ev.Event) -> ev.Event | None:
     if isinstance(last, ev.CorporationStarted | ev.ShareBought | ev.SharesSold):
         corporation = state.corporation(last.corporation)
         if (changed := _presidency_change(state, corporation)) is not None:
@@ -377,25 +373,15 @@ def _end_of_round(state: GameState, stock_round: StockRound) -> list[ev.Event]:
     """7.7: priority deal, sold-out corporations up (in stock price order), operating rounds."""
     market = load_market(state.title)
     events: list[ev.Event] = [ev.StockRoundEnded(priority=state.players[stock_round.turn].seat)]
-    for corporation in operating_order(state):
+    for corporation in stock_price_order(state):
         assert corporation.position is not None
         raised = market.up(corporation.position)
         sold_out = corporation.initial_offering == 0 and corporation.open_market == 0
         if sold_out and raised != corporation.position:
             events.append(ev.SoldOutPriceRaised(corporation=corporation.id, position=raised))
-    events.append(ev.OperatingRoundStarted(number=1, of=1))
+    operating_rounds = load_title(state.title).phase(state.phase).operating_rounds
+    events.append(ev.OperatingRoundStarted(number=1, of=operating_rounds))
     return events
-
-
-def operating_order(state: GameState) -> list[Corporation]:
-    """Started corporations in stock price order (3.2): price, then farther right, then higher
-    in the stack."""
-    market = load_market(state.title)
-    placed = [c for c in state.corporations if c.position is not None]
-    return sorted(
-        placed,
-        key=lambda c: (-market.price(c.position), -c.position[1], c.arrival),  # type: ignore[arg-type, index]
-    )
 
 
 # ---- legal actions -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""A title's static economy (bank, starting capital, certificate limits, private companies),
-loaded from its data file. Nothing here changes during a game."""
+"""A title's static rules data (bank, starting capital, certificate limits, private companies,
+corporations, trains, phases), loaded from its data files. Nothing here changes during a game."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 TITLES_DIR = Path(__file__).resolve().parent.parent / "titles"
+UNLIMITED = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +28,46 @@ class PrivateCompany:
 class CorporationCharter:
     id: str
     name: str
+    home: str
+    token_costs: tuple[int, ...]  # the home token first
 
 
 @dataclass(frozen=True, slots=True)
 class PlayerCountRules:
     starting_capital: int
     certificate_limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrainType:
+    name: str
+    stops: int  # 0 counts every revenue centre
+    price: int
+    count: int  # UNLIMITED for no limit
+    rusts_on: str = ""
+    available_from: str = ""
+    exchange_price: int = 0
+    exchange_from: tuple[str, ...] = ()
+    exchange_rusts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    name: str
+    on_train: str
+    tiles: tuple[str, ...]
+    train_limit: int
+    offboard: str
+    operating_rounds: int
+    private_purchases: bool
+    close_privates: bool = False
+    privates_survive_if_player_owned: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RevenueChange:
+    phase: str
+    revenue: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +79,39 @@ class Title:
     by_player_count: dict[int, PlayerCountRules]
     privates: tuple[PrivateCompany, ...]
     corporations: tuple[CorporationCharter, ...]
+    trains: tuple[TrainType, ...]
+    phases: tuple[Phase, ...]
+    private_revenue_from_phase: dict[str, RevenueChange]
 
     def private(self, company_id: str) -> PrivateCompany:
         for company in self.privates:
             if company.id == company_id:
                 return company
         raise KeyError(company_id)
+
+    def charter(self, corporation_id: str) -> CorporationCharter:
+        for charter in self.corporations:
+            if charter.id == corporation_id:
+                return charter
+        raise KeyError(corporation_id)
+
+    def train(self, name: str) -> TrainType:
+        for train in self.trains:
+            if train.name == name:
+                return train
+        raise KeyError(name)
+
+    def phase(self, name: str) -> Phase:
+        for phase in self.phases:
+            if phase.name == name:
+                return phase
+        raise KeyError(name)
+
+    def phase_index(self, name: str) -> int:
+        return [phase.name for phase in self.phases].index(name)
+
+    def phase_started_by(self, train: str) -> Phase | None:
+        return next((p for p in self.phases if p.on_train == train), None)
 
     def privates_in_game(self, player_count: int, beginner: bool) -> tuple[PrivateCompany, ...]:
         if beginner:
@@ -59,6 +121,10 @@ class Title:
 
 class TitleDataError(ValueError):
     pass
+
+
+def _tuples(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in entry.items()}
 
 
 def _parse(name: str, raw: dict[str, Any], charters: dict[str, Any]) -> Title:
@@ -73,12 +139,23 @@ def _parse(name: str, raw: dict[str, Any], charters: dict[str, Any]) -> Title:
             },
             privates=tuple(PrivateCompany(**entry) for entry in raw["privates"]),
             corporations=tuple(
-                CorporationCharter(id=cid, name=entry["name"])
+                CorporationCharter(
+                    id=cid,
+                    name=entry["name"],
+                    home=entry["home"],
+                    token_costs=tuple(entry["tokens"]),
+                )
                 for cid, entry in charters["corporation"].items()
             ),
+            trains=tuple(TrainType(**_tuples(entry)) for entry in raw["trains"]),
+            phases=tuple(Phase(**_tuples(entry)) for entry in raw["phases"]),
+            private_revenue_from_phase={
+                company: RevenueChange(**change)
+                for company, change in raw.get("private_revenue_from_phase", {}).items()
+            },
         )
     except (KeyError, TypeError, ValueError) as error:
-        raise TitleDataError(f"title {name}: economy.toml: {error!r}") from error
+        raise TitleDataError(f"title {name}: {error!r}") from error
 
 
 @cache

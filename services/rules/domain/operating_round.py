@@ -1,0 +1,489 @@
+"""Rulebook 8: the operating round.
+
+A corporation's turn runs through the steps of 8.2. What happens without a choice (privates
+paying, the next corporation starting, the home token, skipping a step with nothing to do, the
+end of the round or the set) comes from `next_event`; what the president chooses comes through
+`decide`. The option functions serve both decide() and the legal-action list.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeVar
+
+from services.rules.domain import events as ev
+from services.rules.domain.commands import (
+    BuyPrivateForCorporation,
+    BuyTrain,
+    DeclareBankruptcy,
+    DiscardTrain,
+    Pass,
+    PayDividends,
+    PlayerCommand,
+    RunRoutes,
+    SellShares,
+)
+from services.rules.domain.evolve import fold
+from services.rules.domain.game_end import game_ended
+from services.rules.domain.legal import (
+    BankruptcyOption,
+    BuyTrainOption,
+    CorporationPrivateOption,
+    DiscardOption,
+    DividendOption,
+    LegalAction,
+    PassOption,
+    RunRoutesOption,
+    SellOption,
+)
+from services.rules.domain.market import load_market
+from services.rules.domain.ordering import stock_price_order
+from services.rules.domain.state import (
+    PRESIDENT_SHARES,
+    Corporation,
+    GameState,
+    OperatingRound,
+    Step,
+)
+from services.rules.domain.stock_round import OPEN_MARKET_LIMIT
+from services.rules.domain.title import load_title
+from services.rules.domain.trains import (
+    DEPOT,
+    TrainOffer,
+    after_purchase,
+    cheapest_available,
+    offers,
+    over_limit,
+    phase,
+)
+from shikoku.rejection import Kind, Rejected
+
+_T = TypeVar("_T")
+PRIVATE_PRICE_RANGE = (0.5, 2.0)  # of face value (8.8)
+
+
+def _checked(found: _T | Rejected) -> _T:
+    if isinstance(found, Rejected):
+        raise found
+    return found
+
+
+def _current(state: GameState, round_: OperatingRound) -> Corporation:
+    return state.corporation(round_.current)
+
+
+# ---- what happens without a choice ---------------------------------------------------------
+
+
+def next_event(state: GameState) -> ev.Event | None:
+    round_ = state.round
+    if not isinstance(round_, OperatingRound) or state.result is not None:
+        return None
+    if state.bank <= 0 and not state.bank_broken:
+        return ev.BankBroken()
+    if round_.discarding:
+        return None
+    if not round_.current:
+        return _between_turns(state, round_)
+    corporation = _current(state, round_)
+    if corporation.tokens_placed == 0:
+        home = load_title(state.title).charter(corporation.id).home
+        return ev.HomeTokenPlaced(corporation=corporation.id, hex=home)
+    match round_.step:
+        case Step.ROUTES if not corporation.trains:
+            return _withhold(state, corporation, 0)
+        case Step.DIVIDEND if round_.revenue == 0:
+            return _withhold(state, corporation, 0)
+        case Step.TRAINS if not _train_step_options(state, round_, corporation):
+            return ev.OperatingTurnEnded(corporation=corporation.id)
+    return None
+
+
+def _between_turns(state: GameState, round_: OperatingRound) -> ev.Event:
+    if not round_.privates_paid:
+        return ev.PrivateRevenuePaid(payments=private_revenue(state))
+    for corporation in stock_price_order(state):
+        if corporation.floated and corporation.id not in round_.operated:
+            return ev.CorporationOperates(corporation=corporation.id)
+    return ev.OperatingRoundEnded(number=round_.number)
+
+
+def after_round(state: GameState, ended: ev.OperatingRoundEnded) -> ev.Event:
+    """After an operating round: the next of the set, or the end of the set."""
+    round_ = state.round
+    assert isinstance(round_, OperatingRound)
+    if round_.number < round_.of:
+        return ev.OperatingRoundStarted(number=round_.number + 1, of=round_.of)
+    if state.bank_broken and state.operating_sets >= state.last_set:
+        return game_ended(state, "bank")
+    return ev.StockRoundStarted(number=state.stock_rounds_played + 1, priority=state.priority)
+
+
+def private_revenue(state: GameState) -> tuple[ev.Payment, ...]:
+    """Every open private pays its owner (8.1); the revenue may change with the phase."""
+    title = load_title(state.title)
+    payments: list[ev.Payment] = []
+    for company in title.privates:
+        if company.id in state.closed_privates:
+            continue
+        amount = company.revenue
+        change = title.private_revenue_from_phase.get(company.id)
+        if change and title.phase_index(state.phase) >= title.phase_index(change.phase):
+            amount = change.revenue
+        if company.id in state.privates_owned:
+            payments.append(ev.Payment(state.privates_owned[company.id], company.id, amount))
+        for corporation in state.corporations:
+            if company.id in corporation.privates:
+                payments.append(ev.Payment(0, company.id, amount, corporation.id))
+    return tuple(payments)
+
+
+def _withhold(state: GameState, corporation: Corporation, amount: int) -> ev.EarningsWithheld:
+    assert corporation.position is not None
+    position = load_market(state.title).left(corporation.position)
+    return ev.EarningsWithheld(corporation=corporation.id, amount=amount, position=position)
+
+
+# ---- options ---------------------------------------------------------------------------------
+
+
+def must_buy_train(state: GameState, corporation: Corporation) -> bool:
+    """8.7.5: a corporation without a train must buy one by the end of its turn."""
+    # The rulebook asks only when its token connects to another revenue centre; the board model
+    # (issue "board and track") will refine this.
+    return not corporation.trains
+
+
+def _train_step_options(
+    state: GameState, round_: OperatingRound, corporation: Corporation
+) -> list[LegalAction]:
+    options: list[LegalAction] = []
+    seat = corporation.president
+    forced = must_buy_train(state, corporation)
+    train_offers = offers(state, corporation)
+    if forced:
+        train_offers = [o for o in train_offers if o.source in {DEPOT, "open_market"}] or (
+            train_offers
+        )
+    options += [_offer_option(offer, seat) for offer in train_offers]
+    if forced and not _affordable_depot_or_market(train_offers):
+        options += _forced_purchase_options(state, corporation)
+    options += corporation_private_options(state, corporation)
+    if not forced:
+        options.append(PassOption(seat))
+    return options
+
+
+def _affordable_depot_or_market(train_offers: list[TrainOffer]) -> bool:
+    return any(o.source in {DEPOT, "open_market"} for o in train_offers)
+
+
+def _offer_option(offer: TrainOffer, seat: int) -> BuyTrainOption:
+    return BuyTrainOption(
+        train=offer.train,
+        source=offer.source,
+        min_price=offer.min_price,
+        max_price=offer.max_price,
+        exchange=offer.exchange,
+        seat=seat,
+    )
+
+
+def _forced_purchase_options(state: GameState, corporation: Corporation) -> list[LegalAction]:
+    """8.7.6: the cheapest train with the president's cash; else share sales; else bankruptcy."""
+    train, source, price = cheapest_available(state)
+    president = state.player(corporation.president)
+    needed = price - corporation.cash
+    if president.cash >= needed:
+        return [BuyTrainOption(train, source, price, price, "", needed, corporation.president)]
+    sales = emergency_sales(state, corporation, needed - president.cash)
+    if sales:
+        return list(sales)
+    return [BankruptcyOption(corporation.president)]
+
+
+def emergency_sales(state: GameState, corporation: Corporation, short: int) -> list[SellOption]:
+    """Shares the president may sell to raise `short` (8.7.6): the usual limits, never a
+    president's certificate, no presidency change of the seller's corporations, and no more
+    shares than needed."""
+    seat = corporation.president
+    player = state.player(seat)
+    market = load_market(state.title)
+    options: list[SellOption] = []
+    for other in state.corporations:
+        held = player.shares_of(other.id)
+        if not held or other.position is None:
+            continue
+        limit = min(held, OPEN_MARKET_LIMIT - other.open_market)
+        if other.president == seat:
+            most_of_others = max(p.shares_of(other.id) for p in state.players if p.seat != seat)
+            limit = min(limit, held - max(PRESIDENT_SHARES, most_of_others))
+        price = market.price(other.position)
+        limit = min(limit, math.ceil(short / price))
+        if limit > 0:
+            options.append(SellOption(other.id, limit, price, seat))
+    return options
+
+
+def corporation_private_options(
+    state: GameState, corporation: Corporation
+) -> list[CorporationPrivateOption]:
+    """8.8: privates the corporation may buy from players now."""
+    if not phase(state).private_purchases or corporation.cash < 1:
+        return []
+    title = load_title(state.title)
+    options = []
+    for company, seat in sorted(state.privates_owned.items()):
+        if company in state.closed_privates:
+            continue
+        face = title.private(company).face_value
+        low = max(1, math.ceil(face * PRIVATE_PRICE_RANGE[0]))
+        high = min(int(face * PRIVATE_PRICE_RANGE[1]), corporation.cash)
+        if low <= high:
+            options.append(
+                CorporationPrivateOption(company, seat, low, high, corporation.president)
+            )
+    return options
+
+
+def legal_actions(state: GameState, round_: OperatingRound) -> list[LegalAction]:
+    if state.result is not None:
+        return []
+    if round_.discarding:
+        corporation = state.corporation(round_.discarding[0])
+        return [
+            DiscardOption(corporation.id, train, corporation.president)
+            for train in sorted(set(corporation.trains))
+        ]
+    if not round_.current:
+        return []
+    corporation = _current(state, round_)
+    seat = corporation.president
+    privates: list[LegalAction] = list(corporation_private_options(state, corporation))
+    match round_.step:
+        case Step.TRACK | Step.TOKEN:
+            return [*privates, PassOption(seat)]
+        case Step.ROUTES:
+            return [*privates, RunRoutesOption(corporation.id, corporation.trains, seat)]
+        case Step.DIVIDEND:
+            return [*privates, DividendOption(corporation.id, round_.revenue, seat)]
+        case Step.TRAINS:
+            return _train_step_options(state, round_, corporation)
+    return []
+
+
+# ---- decide --------------------------------------------------------------------------------
+
+
+def decide(state: GameState, round_: OperatingRound, command: PlayerCommand) -> ev.Event:
+    return _decide(state, round_, command)
+
+
+def next_events(state: GameState, round_: OperatingRound, last: ev.Event) -> list[ev.Event]:
+    """What follows without anyone choosing."""
+    if isinstance(last, ev.TrainBought):
+        changes = after_purchase(state, last)
+        if changes:
+            excess = over_limit(fold(changes, state), last.corporation)
+            return changes + ([ev.TrainsOverLimit(corporations=excess)] if excess else [])
+    if isinstance(last, ev.OperatingRoundEnded):
+        return [after_round(state, last)]
+    if isinstance(last, ev.PlayerBankrupt):
+        return [game_ended(state, "bankrupt")]
+    follow = next_event(state)
+    return [follow] if follow is not None else []
+
+
+def _not_now(command: PlayerCommand, round_: OperatingRound) -> Rejected:
+    return Rejected(
+        "ACTION_NOT_ALLOWED",
+        f"{type(command).__name__} is not allowed at the {round_.step.value} step",
+        details={"action": type(command).__name__, "step": round_.step.value},
+    )
+
+
+def _decide(state: GameState, round_: OperatingRound, command: PlayerCommand) -> ev.Event:
+    if round_.discarding:
+        return _decide_discard(state, round_, command)
+    corporation = _current(state, round_)
+    if isinstance(command, BuyPrivateForCorporation):
+        return _decide_private(state, corporation, command)
+    match round_.step, command:
+        case ((Step.TRACK | Step.TOKEN), Pass()):
+            return ev.StepSkipped(corporation=corporation.id, step=round_.step.value)
+        case Step.ROUTES, RunRoutes(routes=routes):
+            return _decide_routes(state, corporation, routes)
+        case Step.DIVIDEND, PayDividends(payout=payout):
+            if payout:
+                return dividends_paid(state, corporation, round_.revenue)
+            return _withhold(state, corporation, round_.revenue)
+        case Step.TRAINS, BuyTrain():
+            return _decide_train(state, round_, corporation, command)
+        case Step.TRAINS, SellShares(corporation=sold, count=count):
+            return _decide_emergency_sale(state, corporation, sold, count)
+        case Step.TRAINS, DeclareBankruptcy(seat=seat):
+            if not any(
+                isinstance(o, BankruptcyOption)
+                for o in _train_step_options(state, round_, corporation)
+            ):
+                raise Rejected(
+                    "NOT_BANKRUPT", "bankruptcy only when no legal sale raises enough (8.7.6)"
+                )
+            return ev.PlayerBankrupt(
+                seat=seat, corporation=corporation.id, cash=state.player(seat).cash
+            )
+        case Step.TRAINS, Pass():
+            if must_buy_train(state, corporation):
+                raise Rejected(
+                    "MUST_BUY_TRAIN",
+                    f"{corporation.id} owns no train and must buy one (rulebook 8.7.5)",
+                    details={"corporation": corporation.id},
+                )
+            return ev.OperatingTurnEnded(corporation=corporation.id)
+    raise _not_now(command, round_)
+
+
+def _decide_discard(state: GameState, round_: OperatingRound, command: PlayerCommand) -> ev.Event:
+    corporation = state.corporation(round_.discarding[0])
+    if not isinstance(command, DiscardTrain):
+        raise Rejected(
+            "MUST_DISCARD",
+            f"{corporation.id} must first discard a train over the limit (rulebook 8.7.4)",
+            details={"corporation": corporation.id},
+        )
+    if command.corporation != corporation.id or command.train not in corporation.trains:
+        raise Rejected(
+            "NO_SUCH_TRAIN",
+            f"{corporation.id} has no {command.train}-train to discard",
+            details={"corporation": corporation.id, "train": command.train},
+        )
+    return ev.TrainDiscarded(corporation=corporation.id, train=command.train)
+
+
+def _decide_routes(
+    state: GameState, corporation: Corporation, routes: tuple[ev.TrainRun, ...]
+) -> ev.Event:
+    remaining = list(corporation.trains)
+    for route in routes:
+        if route.train not in remaining:
+            raise Rejected(
+                "TRAIN_NOT_OWNED",
+                f"{corporation.id} has no (other) {route.train}-train to run",
+                details={"train": route.train},
+            )
+        remaining.remove(route.train)
+        if route.revenue < 0:
+            raise Rejected(
+                "INVALID_REVENUE", "a route's revenue is never negative", Kind.INVALID_ARGUMENT
+            )
+    return ev.TrainsRan(
+        corporation=corporation.id, routes=routes, revenue=sum(r.revenue for r in routes)
+    )
+
+
+def dividends_paid(state: GameState, corporation: Corporation, revenue: int) -> ev.DividendsPaid:
+    """8.6.1: revenue / 10 per share; initial-offering shares pay nobody, open-market shares
+    pay the treasury."""
+    per_share = revenue // 10
+    assert corporation.position is not None
+    dividends = tuple(
+        ev.Dividend(p.seat, per_share * p.shares_of(corporation.id))
+        for p in state.players
+        if p.shares_of(corporation.id)
+    )
+    return ev.DividendsPaid(
+        corporation=corporation.id,
+        revenue=revenue,
+        per_share=per_share,
+        dividends=dividends,
+        to_treasury=per_share * corporation.open_market,
+        position=load_market(state.title).right(corporation.position),
+    )
+
+
+def _decide_train(
+    state: GameState, round_: OperatingRound, corporation: Corporation, command: BuyTrain
+) -> ev.Event:
+    for option in _train_step_options(state, round_, corporation):
+        if isinstance(option, BuyTrainOption) and (
+            option.train,
+            option.source,
+            option.exchange,
+        ) == (command.train, command.source, command.exchange):
+            if not option.min_price <= command.price <= option.max_price:
+                raise Rejected(
+                    "INVALID_PRICE",
+                    f"this train costs ¥{option.min_price}"
+                    + (f" to ¥{option.max_price}" if option.max_price != option.min_price else ""),
+                    details={"min_price": option.min_price, "max_price": option.max_price},
+                )
+            return ev.TrainBought(
+                corporation=corporation.id,
+                train=command.train,
+                source=command.source,
+                price=command.price,
+                exchanged=command.exchange,
+                contribution=option.contribution,
+            )
+    raise Rejected(
+        "TRAIN_NOT_AVAILABLE",
+        f"{corporation.id} cannot buy a {command.train}-train from {command.source} now "
+        "(availability, train limit, treasury: rulebook 8.7)",
+        details={"train": command.train, "source": command.source},
+    )
+
+
+def _decide_emergency_sale(
+    state: GameState, corporation: Corporation, sold: str, count: int
+) -> ev.Event:
+    _train, _source, price = cheapest_available(state)
+    president = state.player(corporation.president)
+    short = price - corporation.cash - president.cash
+    allowed = (
+        {o.corporation: o for o in emergency_sales(state, corporation, short)} if short > 0 else {}
+    )
+    option = allowed.get(sold)
+    if (
+        option is None
+        or not must_buy_train(state, corporation)
+        or not 1 <= count <= option.max_count
+    ):
+        raise Rejected(
+            "CANNOT_SELL",
+            "shares are sold in an operating round only to raise a forced train purchase, "
+            "and no more than needed (rulebook 8.7.6)",
+            details={"corporation": sold},
+        )
+    other = state.corporation(sold)
+    assert other.position is not None
+    return ev.SharesSold(
+        seat=president.seat,
+        corporation=sold,
+        count=count,
+        price=option.price,
+        position=load_market(state.title).down(other.position, count),
+    )
+
+
+def _decide_private(
+    state: GameState, corporation: Corporation, command: BuyPrivateForCorporation
+) -> ev.Event:
+    for option in corporation_private_options(state, corporation):
+        if option.company == command.company:
+            if not option.min_price <= command.price <= option.max_price:
+                raise Rejected(
+                    "INVALID_PRICE",
+                    f"{command.company} sells for ¥{option.min_price} to ¥{option.max_price}",
+                    details={"min_price": option.min_price, "max_price": option.max_price},
+                )
+            return ev.PrivateSoldToCorporation(
+                corporation=corporation.id,
+                company=command.company,
+                seat=option.owner,
+                price=command.price,
+            )
+    raise Rejected(
+        "PRIVATE_NOT_FOR_SALE",
+        f"{corporation.id} cannot buy {command.company} now (phases 3-4, player-owned: 8.8)",
+        details={"company": command.company},
+    )
