@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from services.rules.domain import auction, operating_round, setup, stock_round
 from services.rules.domain.commands import Command, CreateGame, PlayerCommand
-from services.rules.domain.events import Event
+from services.rules.domain.events import BankBroken, Event
 from services.rules.domain.evolve import evolve
 from services.rules.domain.legal import LegalAction
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
@@ -68,6 +68,8 @@ def with_consequences(state: GameState, events: list[Event]) -> list[Event]:
 def next_events(state: GameState, last: Event) -> list[Event]:
     if state.result is not None:
         return []
+    if state.bank <= 0 and not state.bank_broken:
+        return [BankBroken()]  # rulebook 10.2, whatever paid the last of it
     match state.round:
         case PrivateAuction() as current:
             follow = auction.next_event(state, current)

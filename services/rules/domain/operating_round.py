@@ -79,8 +79,6 @@ def next_event(state: GameState) -> ev.Event | None:
     round_ = state.round
     if not isinstance(round_, OperatingRound) or state.result is not None:
         return None
-    if state.bank <= 0 and not state.bank_broken:
-        return ev.BankBroken()
     if round_.discarding:
         return None
     if not round_.current:
