@@ -7,12 +7,19 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from services.rules.domain import commands as cmd
+from services.rules.domain.events import TrainRun
 from services.rules.domain.legal import (
+    BankruptcyOption,
     BidRange,
     BuyOption,
     BuyShareOption,
+    BuyTrainOption,
+    CorporationPrivateOption,
+    DiscardOption,
+    DividendOption,
     LegalAction,
     PassOption,
+    RunRoutesOption,
     SellOption,
     StartOption,
 )
@@ -54,6 +61,47 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
             return cmd.SellShares(
                 seat=seat, corporation=_required(sell.corporation, "corporation"), count=sell.count
             )
+        case "run_routes":
+            return cmd.RunRoutes(
+                seat=seat,
+                routes=tuple(
+                    TrainRun(train=_required(r.train, "train"), hexes=tuple(r.hexes), revenue=0)
+                    for r in command.run_routes.routes
+                ),
+            )
+        case "pay_dividends":
+            kind = command.pay_dividends.kind
+            if kind == game_pb2.DIVIDEND_KIND_UNSPECIFIED:
+                raise Rejected(
+                    "MISSING_DIVIDEND_KIND",
+                    "say whether to pay out or withhold",
+                    Kind.INVALID_ARGUMENT,
+                    {"field": "kind"},
+                )
+            return cmd.PayDividends(seat=seat, payout=kind == game_pb2.DIVIDEND_KIND_PAYOUT)
+        case "buy_train":
+            train = command.buy_train
+            return cmd.BuyTrain(
+                seat=seat,
+                train=_required(train.train, "train"),
+                source=_required(train.source, "source"),
+                price=train.price,
+                exchange=train.exchange,
+            )
+        case "discard_train":
+            discard = command.discard_train
+            return cmd.DiscardTrain(
+                seat=seat,
+                corporation=_required(discard.corporation, "corporation"),
+                train=_required(discard.train, "train"),
+            )
+        case "corporation_buy_private":
+            purchase = command.corporation_buy_private
+            return cmd.BuyPrivateForCorporation(
+                seat=seat, company=_required(purchase.company), price=purchase.price
+            )
+        case "declare_bankruptcy":
+            return cmd.DeclareBankruptcy(seat=seat)
     raise Rejected(
         "MISSING_ACTION",
         "the command has no action set",
@@ -143,4 +191,43 @@ def legal_action_to_proto(action: LegalAction) -> game_pb2.LegalAction:
                     corporation=corporation, max_count=most, price=price
                 ),
             )
+        case RunRoutesOption(corporation=corporation, trains=trains, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat,
+                run_routes=game_pb2.RunRoutesOption(corporation=corporation, trains=trains),
+            )
+        case DividendOption(corporation=corporation, revenue=revenue, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat,
+                pay_dividends=game_pb2.PayDividendsOption(corporation=corporation, revenue=revenue),
+            )
+        case BuyTrainOption() as offer:
+            return game_pb2.LegalAction(
+                seat=offer.seat,
+                buy_train=game_pb2.BuyTrainOption(
+                    train=offer.train,
+                    source=offer.source,
+                    min_price=offer.min_price,
+                    max_price=offer.max_price,
+                    exchange=offer.exchange,
+                    president_contribution=offer.contribution,
+                ),
+            )
+        case DiscardOption(corporation=corporation, train=train, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat,
+                discard_train=game_pb2.DiscardTrainOption(corporation=corporation, train=train),
+            )
+        case CorporationPrivateOption() as private:
+            return game_pb2.LegalAction(
+                seat=private.seat,
+                corporation_buy_private=game_pb2.CorporationBuyPrivateOption(
+                    company=private.company,
+                    owner_seat=private.owner,
+                    min_price=private.min_price,
+                    max_price=private.max_price,
+                ),
+            )
+        case BankruptcyOption(seat=seat):
+            return game_pb2.LegalAction(seat=seat, declare_bankruptcy=game_pb2.DeclareBankruptcy())
     raise TypeError(action)

@@ -8,6 +8,7 @@ decision was made on; if another process got there first, the command is decided
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 
 from services.rules.domain.commands import Command
 from services.rules.domain.decide import decide
@@ -18,6 +19,7 @@ from shikoku.eventstore import EventStore, NewEvent, StoredEvent, VersionConflic
 from shikoku.rejection import Kind, Rejected
 
 MAX_ATTEMPTS = 5
+Prepare = Callable[[GameState, Command], Awaitable[Command]]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -55,14 +57,18 @@ class GameRepository:
         self._latest[game_id] = loaded
         return loaded
 
-    async def execute(self, game_id: str, command: Command) -> list[StoredEvent]:
-        """Decides `command` on the latest state and stores its events; returns them stored."""
+    async def execute(
+        self, game_id: str, command: Command, prepare: Prepare | None = None
+    ) -> list[StoredEvent]:
+        """Decides `command` on the latest state and stores its events; returns them stored.
+        `prepare` may complete the command from the state first (e.g. compute route revenue)."""
         for _attempt in range(MAX_ATTEMPTS):
             try:
                 loaded = await self.load(game_id)
             except Rejected:
                 loaded = Loaded(0, GameState())
-            events = decide(loaded.state, command)
+            ready = await prepare(loaded.state, command) if prepare else command
+            events = decide(loaded.state, ready)
             try:
                 version = await self._store.append(
                     game_id, loaded.version, [to_new_event(e) for e in events]

@@ -10,9 +10,10 @@ import grpc
 from redis.asyncio import Redis
 
 from services.rules import codec
-from services.rules.domain.commands import CreateGame
+from services.rules.domain.commands import Command, CreateGame, RunRoutes
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.events import SeatedPlayer
+from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
 from services.rules.repository import GameRepository
 from shikoku.config import Addresses, redis_url
@@ -27,6 +28,16 @@ from shikoku.v1 import game_pb2
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     def __init__(self, games: GameRepository) -> None:
         self._games = games
+
+    async def _prepare(self, state: GameState, command: Command) -> Command:
+        """Routes are checked, and their revenue computed, before deciding (rulebook 8.5)."""
+        if isinstance(command, RunRoutes):
+            raise Rejected(
+                "ROUTE_CHECK_UNAVAILABLE",
+                "routes cannot be checked yet: the board model is not wired in",
+                Kind.UNIMPLEMENTED,
+            )
+        return command
 
     async def CreateGame(
         self, request: rules_pb2.CreateGameRequest, context: Context
@@ -52,7 +63,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     ) -> game_pb2.SubmitCommandResponse:
         try:
             command = codec.command_from_proto(request.seat, request.command)
-            stored = await self._games.execute(request.game_id, command)
+            stored = await self._games.execute(request.game_id, command, self._prepare)
         except Rejected as rejection:
             await abort(context, rejection)
             raise

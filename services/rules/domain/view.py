@@ -42,10 +42,28 @@ def state_document(state: GameState) -> dict[str, Any]:
                 "cash": c.cash,
                 "floated": c.floated,
                 "president": c.president or None,
+                "trains": list(c.trains),
+                "privates": list(c.privates),
+                "tokens_placed": c.tokens_placed,
             }
             for c in state.corporations
         ],
         "round": _round(state),
+        "phase": state.phase,
+        "depot": {train: left for train, left in state.depot.items() if left},
+        "open_market_trains": list(state.pool_trains),
+        "closed_privates": sorted(state.closed_privates),
+        "bank_broken": state.bank_broken,
+        "result": _result(state),
+    }
+
+
+def _result(state: GameState) -> dict[str, Any] | None:
+    if state.result is None:
+        return None
+    return {
+        "reason": state.result.reason,
+        "net_worths": [{"seat": s, "net_worth": n} for s, n in state.result.net_worths],
     }
 
 
@@ -72,8 +90,17 @@ def _round(state: GameState) -> dict[str, Any] | None:
                 "turn_actions": list(actions),
                 "passes_in_a_row": passes,
             }
-        case OperatingRound(number=number, of=of):
-            return {"type": "operating_round", "number": number, "of": of}
+        case OperatingRound() as operating:
+            return {
+                "type": "operating_round",
+                "number": operating.number,
+                "of": operating.of,
+                "operating": operating.current or None,
+                "step": operating.step.value if operating.current else None,
+                "revenue": operating.revenue,
+                "operated": sorted(operating.operated),
+                "discarding": list(operating.discarding),
+            }
     return None
 
 
