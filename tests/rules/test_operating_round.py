@@ -45,8 +45,8 @@ def test_first_operating_round_of_a_new_corporation() -> None:
     assert kinds[-4:] == [
         ev.OperatingRoundStarted,
         ev.PrivateRevenuePaid,
-        ev.CorporationOperates,
         ev.HomeTokenPlaced,
+        ev.CorporationOperates,
     ]
     assert state.bank == bank - 5 - 5 - 10 - 15 - 15 - 20  # the six privates paid
     assert state.acting_seats == (A,)

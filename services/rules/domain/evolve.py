@@ -268,12 +268,13 @@ def _stock_action(state: GameState, seat: int, action: str, corporation_id: str)
     stock_round = state.round
     if not isinstance(stock_round, StockRound):
         return state  # an emergency sale in an operating round
-    sold = stock_round.sold | ({(seat, corporation_id)} if action == "sell" else set())
+    selling = action == "sell"
     stock_round = dataclasses.replace(
         stock_round,
         actions=(*stock_round.actions, action),
         passes_in_a_row=0,
-        sold=sold,
+        sold=stock_round.sold | ({(seat, corporation_id)} if selling else set()),
+        sold_this_turn=stock_round.sold_this_turn | ({corporation_id} if selling else set()),
         last_actor=seat,
     )
     return dataclasses.replace(state, round=stock_round)
@@ -348,7 +349,10 @@ def _turn_ended(state: GameState, event: ev.TurnEnded) -> GameState:
     stock_round = state.round
     assert isinstance(stock_round, StockRound)
     stock_round = dataclasses.replace(
-        stock_round, turn=_next_turn(state, stock_round.turn), actions=()
+        stock_round,
+        turn=_next_turn(state, stock_round.turn),
+        actions=(),
+        sold_this_turn=frozenset(),
     )
     return dataclasses.replace(state, round=stock_round)
 

@@ -84,9 +84,6 @@ def next_event(state: GameState) -> ev.Event | None:
     if not round_.current:
         return _between_turns(state, round_)
     corporation = _current(state, round_)
-    if corporation.tokens_placed == 0:
-        home = load_title(state.title).charter(corporation.id).home
-        return ev.HomeTokenPlaced(corporation=corporation.id, hex=home)
     match round_.step:
         case Step.ROUTES if not corporation.trains:
             return _withhold(state, corporation, 0)
@@ -100,6 +97,11 @@ def next_event(state: GameState) -> ev.Event | None:
 def _between_turns(state: GameState, round_: OperatingRound) -> ev.Event:
     if not round_.privates_paid:
         return ev.PrivateRevenuePaid(payments=private_revenue(state))
+    for corporation in stock_price_order(state):
+        # 7.4 and 14.2: placed at the start of the first operating round after floating.
+        if corporation.floated and corporation.tokens_placed == 0:
+            home = load_title(state.title).charter(corporation.id).home
+            return ev.HomeTokenPlaced(corporation=corporation.id, hex=home)
     for corporation in stock_price_order(state):
         if corporation.floated and corporation.id not in round_.operated:
             return ev.CorporationOperates(corporation=corporation.id)
@@ -227,8 +229,8 @@ def corporation_private_options(
     state: GameState, corporation: Corporation
 ) -> list[CorporationPrivateOption]:
     """8.8: privates the corporation may buy from players now."""
-    if not phase(state).private_purchases or corporation.cash < 1:
-        return []
+    if state.beginner_game or not phase(state).private_purchases or corporation.cash < 1:
+        return []  # 14.1: in the beginner game corporations never buy privates
     title = load_title(state.title)
     options = []
     for company, seat in sorted(state.privates_owned.items()):

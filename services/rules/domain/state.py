@@ -106,6 +106,7 @@ class StockRound:
     actions: tuple[str, ...] = ()
     passes_in_a_row: int = 0
     sold: frozenset[tuple[int, str]] = frozenset()
+    sold_this_turn: frozenset[str] = frozenset()
     last_actor: int = 0  # seat of the last player who bought or sold
 
 

@@ -228,6 +228,12 @@ def sell_option(
         )
     if _sold_then_bought(stock_round.actions):
         return Rejected("SELL_BUY_SELL", "sell, buy and sell again is not allowed (rulebook 7.1)")
+    if corporation_id in stock_round.sold_this_turn:
+        return Rejected(
+            "SOLD_THIS_TURN",
+            f"{corporation_id} shares are sold together, at one price, once a turn (7.3)",
+            details={"corporation": corporation_id},
+        )
     held = player.shares_of(corporation_id)
     limit = min(held, OPEN_MARKET_LIMIT - corporation.open_market)
     if corporation.president == seat:
