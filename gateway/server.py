@@ -59,6 +59,9 @@ class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.StartTableResponse:
         return await forward(self._lobby.StartTable, request, context)
 
+    async def EndGame(self, request: lobby_pb2.EndGameRequest, context: Context) -> lobby_pb2.Table:
+        return await forward(self._lobby.EndGame, request, context)
+
 
 class GameGateway(game_pb2_grpc.GameServiceServicer):
     def __init__(

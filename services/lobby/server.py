@@ -210,6 +210,28 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             raise
         return lobby_pb2.StartTableResponse(table=table_to_proto(table), game_id=game_id)
 
+    async def EndGame(self, request: lobby_pb2.EndGameRequest, context: Context) -> lobby_pb2.Table:
+        try:
+            principal = await self._principal_for(request.table_id, context)
+            if not principal.is_host:
+                raise Rejected(
+                    "NOT_HOST", "only the table's host can end its game", Kind.PERMISSION_DENIED
+                )
+            if not principal.table.started:
+                raise Rejected("TABLE_NOT_STARTED", f"table {request.table_id} has no game yet")
+            try:
+                await self._rules.EndGame(
+                    rules_pb2.EndGameRequest(game_id=principal.table.game_id), timeout=10
+                )
+            except grpc.aio.AioRpcError as error:
+                raise from_rpc_error(error) or Rejected(
+                    "RULES_UNAVAILABLE", f"the rules service failed: {error.details()}"
+                ) from error
+        except Rejected as rejection:
+            await abort(context, rejection)
+            raise
+        return table_to_proto(principal.table)
+
     async def _principal_for(self, table_id: str, context: Context) -> Principal:
         principal = await authenticate(self._repo, bearer_token(context.invocation_metadata()))
         if principal.table.table_id != table_id:

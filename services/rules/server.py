@@ -10,7 +10,7 @@ import grpc
 from redis.asyncio import Redis
 
 from services.rules import codec
-from services.rules.domain.commands import Command, CreateGame, RunRoutes
+from services.rules.domain.commands import Command, CreateGame, EndGame, RunRoutes
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.state import GameState
@@ -64,6 +64,19 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         try:
             command = codec.command_from_proto(request.seat, request.command)
             stored = await self._games.execute(request.game_id, command, self._prepare)
+        except Rejected as rejection:
+            await abort(context, rejection)
+            raise
+        return game_pb2.SubmitCommandResponse(
+            version=stored[-1].version,
+            events=[codec.event_to_proto(request.game_id, event) for event in stored],
+        )
+
+    async def EndGame(
+        self, request: rules_pb2.EndGameRequest, context: Context
+    ) -> game_pb2.SubmitCommandResponse:
+        try:
+            stored = await self._games.execute(request.game_id, EndGame())
         except Rejected as rejection:
             await abort(context, rejection)
             raise

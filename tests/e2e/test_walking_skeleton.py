@@ -320,7 +320,7 @@ def test_lobby_rejections(client: Client) -> None:
 
 
 def test_auction_to_stock_round_through_the_gateway(client: Client) -> None:
-    game_id, tokens, _host = started_table(client)
+    game_id, tokens, host = started_table(client)
 
     def acting() -> int:
         state = client.game.GetState(game_pb2.GetStateRequest(game_id=game_id))
@@ -361,3 +361,21 @@ def test_auction_to_stock_round_through_the_gateway(client: Client) -> None:
     state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
     ko = next(c for c in state["corporations"] if c["id"] == "KO")
     assert (ko["initial_offering"], ko["share_price"]) == (7, 70)
+
+    expect_error(
+        lambda: client.lobby.EndGame(
+            lobby_pb2.EndGameRequest(table_id=game_id), metadata=auth(tokens[0])
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_HOST",
+    )
+    client.lobby.EndGame(lobby_pb2.EndGameRequest(table_id=game_id), metadata=auth(host))
+    state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
+    assert state["result"]["reason"] == "ended"
+    assert len(state["result"]["net_worths"]) == 3
+    late_pass = game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS)
+    expect_error(
+        lambda: client.game.SubmitCommand(late_pass, metadata=auth(tokens[0])),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "GAME_OVER",
+    )

@@ -14,6 +14,7 @@ from services.rules.domain.commands import (
     BuyTrain,
     DeclareBankruptcy,
     DiscardTrain,
+    EndGame,
     Pass,
     PayDividends,
     RunRoutes,
@@ -213,3 +214,13 @@ def test_bank_broken_in_an_operating_round_ends_the_game_after_the_set() -> None
     state, events = play(state, Pass(A))  # KO ends its turn: the set, and the game, are over
     assert isinstance(events[-1], ev.GameEnded) and events[-1].reason == "bank"
     assert state.bank < 0  # the bank is unlimited once broken
+
+
+def test_players_may_end_the_game_by_agreement() -> None:
+    state = floated(after_auction(), "KO", {A: 6, B: 1}, (2, 4))  # 90
+    (ended,) = decide(state, EndGame())
+    assert isinstance(ended, ev.GameEnded) and ended.reason == "ended"
+    worth = {n.seat: n.net_worth for n in ended.net_worths}
+    assert worth[A] == state.player(A).cash + 6 * 90 + 20 + 50
+    with pytest.raises(Rejected):
+        decide(play(state, EndGame())[0], EndGame())

@@ -21,6 +21,12 @@ class CreateGame:
 
 
 @dataclass(frozen=True, slots=True)
+class EndGame:
+    """The players agree to stop here (through the table's host): the game ends now and is
+    scored as it stands (rulebook 13: ending early by agreement)."""
+
+
+@dataclass(frozen=True, slots=True)
 class BuyPrivate:
     seat: int
     company: str
@@ -127,4 +133,4 @@ PlayerCommand = (
     | BuyPrivateForCorporation
     | DeclareBankruptcy
 )
-Command = CreateGame | PlayerCommand
+Command = CreateGame | EndGame | PlayerCommand

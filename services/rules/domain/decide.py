@@ -9,9 +9,10 @@ each round module saying what comes next. `evolve` only bookkeeps.
 from __future__ import annotations
 
 from services.rules.domain import auction, operating_round, setup, stock_round
-from services.rules.domain.commands import Command, CreateGame, PlayerCommand
+from services.rules.domain.commands import Command, CreateGame, EndGame, PlayerCommand
 from services.rules.domain.events import BankBroken, Event
 from services.rules.domain.evolve import evolve
+from services.rules.domain.game_end import game_ended
 from services.rules.domain.legal import LegalAction
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from shikoku.rejection import Kind, Rejected
@@ -20,6 +21,12 @@ from shikoku.rejection import Kind, Rejected
 def decide(state: GameState, command: Command) -> list[Event]:
     if isinstance(command, CreateGame):
         return with_consequences(state, setup.create_game(state, command))
+    if isinstance(command, EndGame):
+        if not state.players:
+            raise Rejected("GAME_NOT_FOUND", "the game has not been created", Kind.NOT_FOUND)
+        if state.result is not None:
+            raise Rejected("GAME_OVER", "the game has ended")
+        return [game_ended(state, "ended")]
     _check_turn(state, command)
     match state.round:
         case PrivateAuction() as current:
