@@ -1,0 +1,63 @@
+"""The board and track model: title data, positions, legal lays and tokens, connectivity, and
+the track graph for the routes service. Pure functions over immutable values.
+
+The engine's entry points:
+
+    title = load_title("1889")
+    position = initial_position(title, beginner=False)
+    check_lay(position, situation, actor, Lay(hex, tile, rotation)) -> LayOption | Rejection
+    legal_lays(position, situation, actor) -> tuple[LayOption, ...]
+    apply_lay(position, hex, tile, rotation) -> Position
+    check_token(position, actor, hex, city) -> TokenOption | Rejection
+    legal_tokens(position, actor) -> tuple[TokenOption, ...]
+    apply_token(position, corporation, hex, city, spot=None) -> Position
+    connectivity(position, corporation) -> Connectivity
+    track_graph(position, corporation, phase, trains) -> services.routes.graph.TrackGraph
+"""
+
+from services.rules.board.connectivity import Connectivity, connectivity
+from services.rules.board.context import Actor, Situation
+from services.rules.board.errors import BoardDataError, Reason, Rejected, Rejection
+from services.rules.board.lays import Lay, LayOption, check_lay, legal_lays
+from services.rules.board.loader import load_title, load_title_from
+from services.rules.board.position import (
+    CityRef,
+    PlacedTile,
+    Position,
+    apply_lay,
+    apply_token,
+    initial_position,
+)
+from services.rules.board.route_graph import track_graph
+from services.rules.board.title import Title
+from services.rules.board.tokens import TokenOption, check_token, legal_tokens
+from services.rules.board.upgrades import upgrade_chart
+
+__all__ = [
+    "Actor",
+    "BoardDataError",
+    "CityRef",
+    "Connectivity",
+    "Lay",
+    "LayOption",
+    "PlacedTile",
+    "Position",
+    "Reason",
+    "Rejected",
+    "Rejection",
+    "Situation",
+    "Title",
+    "TokenOption",
+    "apply_lay",
+    "apply_token",
+    "check_lay",
+    "check_token",
+    "connectivity",
+    "initial_position",
+    "legal_lays",
+    "legal_tokens",
+    "load_title",
+    "load_title_from",
+    "track_graph",
+    "upgrade_chart",
+]

@@ -1,0 +1,302 @@
+"""Laying and upgrading track (rulebook 8.3, 8.3.1, 8.3.2, and 15 for the private companies).
+
+`check_lay` is the one place that decides whether a lay is legal. `legal_lays` offers it
+every (hex, tile, rotation) that keeps what is on the hex (`upgrades.fits`) and keeps those it
+accepts; a lay that keeps nothing is refused by `check_lay` anyway, so the list and the check
+always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.rules.board.connectivity import reach_of
+from services.rules.board.context import Actor, Situation
+from services.rules.board.errors import Reason, Rejection
+from services.rules.board.layout import layout_of
+from services.rules.board.position import Position, reject
+from services.rules.board.title import (
+    Corporation,
+    LayAbility,
+    Owner,
+    Phase,
+    StopKind,
+    Tile,
+)
+from services.rules.board.upgrades import Fit, find_fit, fits
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Lay:
+    hex: str
+    tile: str
+    rotation: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class LayOption:
+    hex: str
+    tile: str
+    rotation: int
+    #: Terrain cost to pay (8.3.2).
+    cost: int
+    #: Replaces track (a tile, or track printed on the map) rather than laying on a bare hex.
+    upgrade: bool
+
+
+def check_lay(
+    position: Position, situation: Situation, actor: Actor, lay: Lay
+) -> LayOption | Rejection:
+    builder = _Builder.of(position, situation, actor)
+    if isinstance(builder, Rejection):
+        return _refuse(builder.reason, lay, f"{lay.hex}: {builder.message}")
+    return builder.check(lay)
+
+
+def legal_lays(position: Position, situation: Situation, actor: Actor) -> tuple[LayOption, ...]:
+    """Every legal lay and upgrade for the actor, sorted by hex, tile and rotation."""
+    builder = _Builder.of(position, situation, actor)
+    if isinstance(builder, Rejection):
+        return ()
+    hexes = builder.ability.hexes if builder.ability else position.title.hexes
+    options = []
+    for hex_ in sorted(hexes):
+        old, rotation = position.content(hex_)
+        for how in fits(position.title, old, rotation):
+            result = builder.check(Lay(hex_, how.tile.name, how.rotation))
+            if isinstance(result, LayOption):
+                options.append(result)
+    return tuple(sorted(options, key=lambda o: (o.hex, _tile_order(o.tile), o.rotation)))
+
+
+def _tile_order(name: str) -> tuple[int, str]:
+    return (int(name), "") if name.isdigit() else (0, name)
+
+
+class _Builder:
+    """One actor's view of one position: what every check of a lay shares."""
+
+    def __init__(
+        self,
+        position: Position,
+        situation: Situation,
+        actor: Actor,
+        phase: Phase,
+        corporation: Corporation | None,
+        ability: LayAbility | None,
+    ) -> None:
+        self.position = position
+        self.situation = situation
+        self.actor = actor
+        self.phase = phase
+        self.corporation = corporation
+        self.ability = ability
+        self.title = position.title
+        self.open_edges = layout_of(position.title).open_edges
+        self._entry_masks: dict[str, int] = {}
+
+    @classmethod
+    def of(cls, position: Position, situation: Situation, actor: Actor) -> _Builder | Rejection:
+        title = position.title
+        phase = title.phases.get(situation.phase)
+        if phase is None:
+            raise ValueError(f"{title.name} has no phase {situation.phase!r}")
+        corporation = None
+        if actor.corporation is not None:
+            corporation = title.corporations.get(actor.corporation)
+            if corporation is None:
+                return reject(
+                    Reason.UNKNOWN_CORPORATION,
+                    f"there is no corporation {actor.corporation}",
+                    corporation=actor.corporation,
+                )
+        ability = None
+        if actor.ability is not None:
+            ability = title.lay_abilities.get(actor.ability)
+            if ability is None or not _holds(situation, actor, ability):
+                return reject(
+                    Reason.ABILITY_NOT_AVAILABLE,
+                    f"the {actor.ability} ability to lay a tile is not available (rulebook 15)",
+                    ability=actor.ability,
+                )
+        elif corporation is None:
+            return reject(
+                Reason.UNKNOWN_CORPORATION,
+                "only a corporation lays track, unless a private company's ability is used",
+            )
+        return cls(position, situation, actor, phase, corporation, ability)
+
+    def check(self, lay: Lay) -> LayOption | Rejection:
+        title, position = self.title, self.position
+        map_hex = title.hexes.get(lay.hex)
+        if map_hex is None:
+            return _refuse(Reason.HEX_NOT_ON_MAP, lay, f"{lay.hex} is not on the map")
+        tile = title.tiles.get(lay.tile)
+        if tile is None:
+            return _refuse(Reason.UNKNOWN_TILE, lay, f"{lay.hex}: there is no tile {lay.tile}")
+        if lay.rotation not in range(6):
+            return _refuse(
+                Reason.BAD_ROTATION, lay, f"{lay.hex}: rotation {lay.rotation} is not 0 to 5"
+            )
+        if self.ability is not None and (
+            lay.hex not in self.ability.hexes
+            or (self.ability.tiles is not None and lay.tile not in self.ability.tiles)
+        ):
+            return _refuse(
+                Reason.ABILITY_NOT_AVAILABLE,
+                lay,
+                f"the {self.ability.private} ability cannot lay tile {lay.tile} on {lay.hex}"
+                f" (rulebook 15)",
+            )
+        if tile.ability_only and self.ability is None:
+            return _refuse(
+                Reason.TILE_NEEDS_ABILITY,
+                lay,
+                f"{lay.hex}: tile {lay.tile} is laid only through a private company's ability"
+                f" (rulebook 15)",
+            )
+        if map_hex.private is not None and self._restricted(map_hex.private):
+            return _refuse(
+                Reason.HEX_BLOCKED_BY_PRIVATE,
+                lay,
+                f"{lay.hex} may not be built on while {map_hex.private} is held by a player"
+                f" (rulebook 8.3.1)",
+            )
+        if tile.colour not in self.phase.tiles:
+            return _refuse(
+                Reason.COLOUR_NOT_AVAILABLE,
+                lay,
+                f"{lay.hex}: {tile.colour} tiles are not available in phase {self.phase.name}"
+                f" (rulebook 9)",
+            )
+        if position.supply.get(lay.tile, 0) < 1:
+            return _refuse(
+                Reason.TILE_NOT_IN_SUPPLY,
+                lay,
+                f"{lay.hex}: no tile {lay.tile} is left in the supply (rulebook 8.3.1)",
+            )
+        old, old_rotation = position.content(lay.hex)
+        how = find_fit(title, old, old_rotation, tile, lay.rotation)
+        if not isinstance(how, Fit):
+            return _refuse(how, lay, _unfit_message(how, lay, old, tile))
+        if self._crowds_a_city(lay.hex, old, how):
+            return _refuse(
+                Reason.TOKENS_NOT_PRESERVED,
+                lay,
+                f"{lay.hex}: tile {lay.tile} has room for fewer station tokens than the city"
+                f" holds (rulebook 8.3, preservation)",
+            )
+        if tile.exits_at(lay.rotation) & ~self.open_edges[lay.hex]:
+            return _refuse(
+                Reason.TRACK_OFF_MAP,
+                lay,
+                f"{lay.hex}: tile {lay.tile} would run track off the map or into a gray or red"
+                f" hex side without track (rulebook 8.3.1)",
+            )
+        if not self._connected(lay.hex, how):
+            return _refuse(
+                Reason.NOT_CONNECTED,
+                lay,
+                f"{lay.hex}: not the home hex, and the lay adds no track connected to a station"
+                f" token and raises no connected city (rulebook 8.3)",
+            )
+        cost = self._cost(old)
+        if cost > self.actor.cash:
+            return _refuse(
+                Reason.TERRAIN_COST_UNAFFORDABLE,
+                lay,
+                f"{lay.hex}: the terrain cost ¥{cost} is more than the ¥{self.actor.cash} at hand"
+                f" (rulebook 8.3.2)",
+            )
+        upgrade = old.colour != title.upgrade_order[0]
+        return LayOption(lay.hex, lay.tile, lay.rotation, cost, upgrade)
+
+    def _restricted(self, private: str) -> bool:
+        if self.situation.beginner and not self.title.beginner_icons_restrict:
+            return False
+        return private in self.situation.privates_with_players
+
+    def _crowds_a_city(self, hex_: str, old: Tile, how: Fit) -> bool:
+        for index, stop in enumerate(old.stops):
+            if stop.kind is StopKind.CITY and (hex_, index) in self.position.tokens:
+                held = self.position.spots((hex_, index))
+                tokens = sum(corporation is not None for corporation in held)
+                if tokens > how.tile.stops[how.stop_map[index]].spots:
+                    return True
+        return False
+
+    def _connected(self, hex_: str, how: Fit) -> bool:
+        if self.ability is not None and not self.ability.needs_connection:
+            return True
+        if self.corporation is None:
+            return False
+        if hex_ == self.corporation.home:
+            return True
+        corporation = self.corporation.id
+        if how.new_track_edges & self._entries(hex_, corporation):
+            return True
+        reach = reach_of(self.position, corporation)
+        if any(
+            self._passable_after(hex_, index, how, corporation) and reach.reaches((hex_, index))
+            for index in how.new_track_stops
+        ):
+            return True
+        return any(reach.reaches((hex_, index)) for index in how.richer_cities)
+
+    def _entries(self, hex_: str, corporation: str) -> int:
+        """The edges of the hex where a trail of the corporation arrives, as a bit mask."""
+        mask = self._entry_masks.get(hex_)
+        if mask is None:
+            reach = reach_of(self.position, corporation)
+            mask = sum(1 << edge for edge in range(6) if reach.enters(hex_, edge))
+            self._entry_masks[hex_] = mask
+        return mask
+
+    def _passable_after(self, hex_: str, index: int, how: Fit, corporation: str) -> bool:
+        """Whether a trail may go on through this stop of the hex once the new tile is down:
+        a town, or a city with the corporation's token or an open spot."""
+        stop = how.tile.stops[how.stop_map[index]]
+        if stop.kind is not StopKind.CITY:
+            return stop.kind is StopKind.TOWN
+        held = [c for c in self.position.spots((hex_, index)) if c is not None]
+        return corporation in held or len(held) < stop.spots
+
+    def _cost(self, old: Tile) -> int:
+        if not old.cost:
+            return 0
+        for ability in self.title.terrain_abilities.values():
+            if (
+                ability.owner is Owner.CORPORATION
+                and self.corporation is not None
+                and self.situation.privates_with_corporations.get(ability.private)
+                == self.corporation.id
+                and old.terrain
+                and old.terrain <= ability.terrain
+            ):
+                return 0
+        return old.cost
+
+
+def _holds(situation: Situation, actor: Actor, ability: LayAbility) -> bool:
+    if ability.owner is Owner.PLAYER:
+        return ability.private in situation.privates_with_players
+    holder = situation.privates_with_corporations.get(ability.private)
+    return holder is not None and actor.corporation in (None, holder)
+
+
+def _refuse(reason: Reason, lay: Lay, message: str) -> Rejection:
+    details = {"hex": lay.hex, "tile": lay.tile, "rotation": str(lay.rotation)}
+    return Rejection(reason, message, details)
+
+
+def _unfit_message(reason: Reason, lay: Lay, old: Tile, new: Tile) -> str:
+    what = f"{lay.hex}: tile {lay.tile} (rotation {lay.rotation})"
+    if reason is Reason.NOT_UPGRADEABLE:
+        return f"{lay.hex}: a {old.colour} hex is never built on (rulebook 8.3)"
+    if reason is Reason.NOT_NEXT_COLOUR:
+        return f"{what} is {new.colour}; only one colour up from {old.colour} is allowed (8.3)"
+    if reason is Reason.LABEL_MISMATCH:
+        return f"{what} does not keep the hex letter {old.label or '(none)'} (8.3, preservation)"
+    if reason is Reason.CITY_TOWN_MISMATCH:
+        return f"{what} does not keep the cities and towns on the hex (8.3, preservation)"
+    return f"{what} does not keep the track already on the hex (8.3, preservation)"

@@ -1,0 +1,99 @@
+"""The track graph one corporation's trains may run on, for the routes service.
+
+Only the part of the board a route could use is exported: what is joined to the
+corporation's station tokens by track, not going on past off-boards and blocked cities (a
+route may end there, never pass). Junctions, reuse and the rest are the solver's rules
+(`services.routes.graph`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from services.routes.graph import Node, NodeKind, Segment, TrackGraph, Train
+from services.rules.board.position import Position
+from services.rules.board.title import STOP, Stop, StopKind, Tile, is_edge
+from services.rules.board.track import Network, network_of
+
+_KINDS = {
+    StopKind.CITY: NodeKind.CITY,
+    StopKind.TOWN: NodeKind.TOWN,
+    StopKind.OFFBOARD: NodeKind.OFFBOARD,
+}
+_LETTERS = {StopKind.CITY: "C", StopKind.TOWN: "T", StopKind.OFFBOARD: "O"}
+
+
+def track_graph(
+    position: Position, corporation: str, phase: str, trains: Sequence[Train]
+) -> TrackGraph:
+    """Nodes are named as `services.routes.graph.Node` says ("K8", "K8.1", "K6|K8", "K8/3");
+    a segment is named by its hex and its drawn ends, as in the tile data ("K8:3-C", "J3:3-5")."""
+    net = network_of(position)
+    level = position.title.phases[phase].offboard
+    tokens = {net.stop_nodes[city] for city in position.token_cities(corporation)}
+    blocked = {net.stop_nodes[ref] for ref in net.stop_refs if position.blocks(ref, corporation)}
+    seen = set(tokens)
+    queue = sorted(tokens)
+    used: set[int] = set()
+    while queue:
+        node = queue.pop()
+        if (
+            node not in tokens
+            and not net.is_side(node)
+            and (node in blocked or net.stop_of(node).kind is StopKind.OFFBOARD)
+        ):
+            continue
+        for path, end in net.incidence[node]:
+            used.add(path)
+            other = net.path_nodes[path][1 - end]
+            if other not in seen:
+                seen.add(other)
+                queue.append(other)
+    names = {node: _node_name(net, node) for node in seen}
+    nodes = []
+    for node in sorted(seen, key=names.__getitem__):
+        if net.is_side(node):
+            hex_ = net.layout.side_ends[node][0][0]
+            nodes.append(Node(names[node], NodeKind.SIDE, hex_))
+        else:
+            nodes.append(_centre(net, node, names[node], level, node in tokens, node in blocked))
+    segments = []
+    for path in sorted(used):
+        hex_ = net.path_hexes[path]
+        tile, _ = position.content(hex_)
+        a, b = net.path_nodes[path]
+        drawn = "-".join(_end_name(tile, end) for end in net.path_drawn[path])
+        segments.append(Segment(f"{hex_}:{drawn}", hex_, names[a], names[b]))
+    return TrackGraph(tuple(nodes), tuple(segments), tuple(trains))
+
+
+def _node_name(net: Network, node: int) -> str:
+    if net.is_side(node):
+        return net.layout.side_names[node]
+    hex_, index = net.stop_ref(node)
+    return hex_ if index == 0 else f"{hex_}.{index}"
+
+
+def _centre(net: Network, node: int, name: str, level: str, token: bool, blocked: bool) -> Node:
+    stop: Stop = net.stop_of(node)
+    hex_, _ = net.stop_ref(node)
+    offboard = stop.kind is StopKind.OFFBOARD
+    revenue = stop.revenue_by_level[level] if offboard else stop.revenue
+    return Node(
+        id=name,
+        kind=_KINDS[stop.kind],
+        hex=hex_,
+        revenue=revenue,
+        revenue_by_train=dict(stop.revenue_by_train),
+        token=token,
+        blocked=blocked,
+    )
+
+
+def _end_name(tile: Tile, end: int) -> str:
+    if is_edge(end):
+        return str(end)
+    index = end - STOP
+    kind = tile.stops[index].kind
+    ordinal = sum(stop.kind is kind for stop in tile.stops[:index])
+    return _LETTERS[kind] + (str(ordinal) if ordinal else "")

@@ -1,0 +1,108 @@
+"""Placing station tokens (rulebook 7.4 and 8.4).
+
+`check_token` is the one place that decides whether a token placement is legal;
+`legal_tokens` offers it every city on the map and keeps those it accepts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.rules.board.connectivity import reach_of
+from services.rules.board.context import Actor
+from services.rules.board.errors import Reason, Rejection
+from services.rules.board.position import Position
+from services.rules.board.title import StopKind
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TokenOption:
+    hex: str
+    city: int
+    cost: int
+    #: The corporation's home token (placed when it first operates, 7.4).
+    home: bool
+
+
+def check_token(
+    position: Position, actor: Actor, hex_: str, city: int = 0
+) -> TokenOption | Rejection:
+    title = position.title
+    details = {"hex": hex_, "city": str(city), "corporation": str(actor.corporation)}
+    corporation = title.corporations.get(actor.corporation or "")
+    if corporation is None:
+        return Rejection(
+            Reason.UNKNOWN_CORPORATION, f"there is no corporation {actor.corporation}", details
+        )
+    if hex_ not in title.hexes:
+        return Rejection(Reason.HEX_NOT_ON_MAP, f"{hex_} is not on the map", details)
+    tile, _ = position.content(hex_)
+    if not 0 <= city < len(tile.stops) or tile.stops[city].kind is not StopKind.CITY:
+        return Rejection(Reason.NO_SUCH_CITY, f"{hex_} has no city {city}", details)
+    placed = position.token_cities(corporation.id)
+    home = (hex_, city) == (corporation.home, corporation.home_city)
+    if not placed and not home:
+        return Rejection(
+            Reason.HOME_TOKEN_FIRST,
+            f"{hex_}: {corporation.id} places its home token on {corporation.home} first"
+            f" (rulebook 7.4)",
+            details,
+        )
+    if len(placed) >= len(corporation.token_costs):
+        return Rejection(
+            Reason.TOKEN_LIMIT,
+            f"{hex_}: {corporation.id} has no station token left"
+            f" ({len(corporation.token_costs)} on its charter)",
+            details,
+        )
+    if any(placed_hex == hex_ for placed_hex, _ in placed):
+        return Rejection(
+            Reason.TOKEN_ALREADY_IN_HEX,
+            f"{hex_}: {corporation.id} already has a station token on this hex (rulebook 8.4)",
+            details,
+        )
+    spots = position.spots((hex_, city))
+    open_spots = spots.count(None)
+    if not open_spots:
+        return Rejection(
+            Reason.CITY_FULL, f"{hex_}: every station spot of the city is taken (8.4)", details
+        )
+    waiting = [
+        other.id
+        for other in title.corporations.values()
+        if other.id != corporation.id
+        and (other.home, other.home_city) == (hex_, city)
+        and other.id not in spots
+    ]
+    if open_spots <= len(waiting):
+        return Rejection(
+            Reason.SPOT_RESERVED,
+            f"{hex_}: the open spot is reserved for the home token of {', '.join(waiting)}"
+            f" (rulebook 8.4)",
+            details,
+        )
+    if not home and not reach_of(position, corporation.id).reaches((hex_, city)):
+        return Rejection(
+            Reason.NOT_CONNECTED,
+            f"{hex_}: {corporation.id}'s track does not reach this city (rulebook 8.4, 4.2)",
+            details,
+        )
+    cost = corporation.token_costs[len(placed)]
+    if cost > actor.cash:
+        return Rejection(
+            Reason.TOKEN_COST_UNAFFORDABLE,
+            f"{hex_}: the station token costs ¥{cost}, more than the ¥{actor.cash} at hand",
+            details,
+        )
+    return TokenOption(hex_, city, cost, home)
+
+
+def legal_tokens(position: Position, actor: Actor) -> tuple[TokenOption, ...]:
+    options = []
+    for hex_ in sorted(position.title.hexes):
+        tile, _ = position.content(hex_)
+        for city in tile.city_indices():
+            result = check_token(position, actor, hex_, city)
+            if isinstance(result, TokenOption):
+                options.append(result)
+    return tuple(options)

@@ -1,0 +1,87 @@
+"""The track of a position as a graph of numbered nodes and paths.
+
+Nodes are the hex sides (numbered as in the layout) and then the stops (cities, towns,
+off-boards) of every hex. Each path drawn on a hex joins two nodes. Connectivity, token and
+route-graph code all read this one structure, built once per position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.rules.board.layout import Layout, layout_of
+from services.rules.board.position import Position
+from services.rules.board.title import STOP, Stop, TrackPath, is_edge
+
+#: A stop on the board: its hex and its index among the stops of the hex's tile.
+StopRef = tuple[str, int]
+
+
+@dataclass(frozen=True, eq=False)
+class Network:
+    layout: Layout
+    #: Per stop node (node number minus the number of sides), the stop it is.
+    stop_refs: tuple[StopRef, ...]
+    stops: tuple[Stop, ...]
+    stop_nodes: Mapping[StopRef, int]
+    #: Per path: its hex, its ends as drawn on the board (edges, STOP + stop index), its nodes.
+    path_hexes: tuple[str, ...]
+    path_drawn: tuple[TrackPath, ...]
+    path_nodes: tuple[tuple[int, int], ...]
+    #: Per node, the paths touching it, as (path, which end: 0 or 1).
+    incidence: tuple[tuple[tuple[int, int], ...], ...]
+
+    @property
+    def side_count(self) -> int:
+        return len(self.layout.side_names)
+
+    def is_side(self, node: int) -> bool:
+        return node < self.side_count
+
+    def stop_of(self, node: int) -> Stop:
+        return self.stops[node - self.side_count]
+
+    def stop_ref(self, node: int) -> StopRef:
+        return self.stop_refs[node - self.side_count]
+
+
+def network_of(position: Position) -> Network:
+    return position.derived(_build)
+
+
+def _build(position: Position) -> Network:
+    layout = layout_of(position.title)
+    sides = len(layout.side_names)
+    stop_refs: list[StopRef] = []
+    stops: list[Stop] = []
+    path_hexes: list[str] = []
+    path_drawn: list[TrackPath] = []
+    path_nodes: list[tuple[int, int]] = []
+    for hex_ in sorted(position.title.hexes):
+        tile, rotation = position.content(hex_)
+        first_stop = sides + len(stop_refs)
+        stop_refs.extend((hex_, i) for i in range(len(tile.stops)))
+        stops.extend(tile.stops)
+        for path in tile.paths_at(rotation):
+            a, b = (
+                layout.side_ids[(hex_, end)] if is_edge(end) else first_stop + end - STOP
+                for end in path
+            )
+            path_hexes.append(hex_)
+            path_drawn.append(path)
+            path_nodes.append((a, b))
+    incidence: list[list[tuple[int, int]]] = [[] for _ in range(sides + len(stop_refs))]
+    for index, (a, b) in enumerate(path_nodes):
+        incidence[a].append((index, 0))
+        incidence[b].append((index, 1))
+    return Network(
+        layout=layout,
+        stop_refs=tuple(stop_refs),
+        stops=tuple(stops),
+        stop_nodes={ref: sides + i for i, ref in enumerate(stop_refs)},
+        path_hexes=tuple(path_hexes),
+        path_drawn=tuple(path_drawn),
+        path_nodes=tuple(path_nodes),
+        incidence=tuple(tuple(links) for links in incidence),
+    )
