@@ -20,8 +20,10 @@ from services.rules.domain.legal import (
     CorporationPrivateOption,
     DiscardOption,
     DividendOption,
+    LayTileOption,
     LegalAction,
     PassOption,
+    PlaceTokenOption,
     RunRoutesOption,
     SellOption,
     StartOption,
@@ -43,6 +45,10 @@ def command_for(option: LegalAction, rng: random.Random) -> cmd.PlayerCommand:
             return cmd.BuyShare(seat, corporation, source)
         case SellOption(corporation=corporation, max_count=most, seat=seat):
             return cmd.SellShares(seat, corporation, rng.randint(1, most))
+        case LayTileOption(hex=hex_, tile=tile, rotation=rotation, seat=seat):
+            return cmd.LayTile(seat, hex_, tile, rotation)
+        case PlaceTokenOption(hex=hex_, city=city, seat=seat):
+            return cmd.PlaceToken(seat, hex_, city)
         case RunRoutesOption(trains=trains, seat=seat):
             runs = tuple(TrainRun(train, (), 10 * rng.randint(2, 30)) for train in trains)
             return cmd.RunRoutes(seat, runs)

@@ -17,8 +17,10 @@ from services.rules.domain.legal import (
     CorporationPrivateOption,
     DiscardOption,
     DividendOption,
+    LayTileOption,
     LegalAction,
     PassOption,
+    PlaceTokenOption,
     RunRoutesOption,
     SellOption,
     StartOption,
@@ -102,6 +104,24 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
             )
         case "declare_bankruptcy":
             return cmd.DeclareBankruptcy(seat=seat)
+        case "lay_tile":
+            lay = command.lay_tile
+            if not 0 <= lay.rotation <= 5:
+                raise Rejected(
+                    "BAD_ROTATION",
+                    f"a rotation is 0 to 5, not {lay.rotation}",
+                    Kind.INVALID_ARGUMENT,
+                    {"field": "rotation"},
+                )
+            return cmd.LayTile(
+                seat=seat,
+                hex=_required(lay.hex, "hex"),
+                tile=_required(lay.tile, "tile"),
+                rotation=lay.rotation,
+            )
+        case "place_token":
+            token = command.place_token
+            return cmd.PlaceToken(seat=seat, hex=_required(token.hex, "hex"), city=token.city)
     raise Rejected(
         "MISSING_ACTION",
         "the command has no action set",
@@ -227,6 +247,15 @@ def legal_action_to_proto(action: LegalAction) -> game_pb2.LegalAction:
                     min_price=private.min_price,
                     max_price=private.max_price,
                 ),
+            )
+        case LayTileOption(hex=hex_, tile=tile, rotation=rotation, cost=cost, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat,
+                lay_tile=game_pb2.LayTileOption(hex=hex_, tile=tile, rotation=rotation, cost=cost),
+            )
+        case PlaceTokenOption(hex=hex_, city=city, cost=cost, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat, place_token=game_pb2.PlaceTokenOption(hex=hex_, city=city, cost=cost)
             )
         case BankruptcyOption(seat=seat):
             return game_pb2.LegalAction(seat=seat, declare_bankruptcy=game_pb2.DeclareBankruptcy())

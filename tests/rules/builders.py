@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from services.rules import board
 from services.rules.domain.commands import BuyPrivate
 from services.rules.domain.state import GameState, OperatingRound, StockRound
+from services.rules.domain.title import load_title
 from tests.rules.helpers import new_game, play
 
 
@@ -62,7 +64,21 @@ def floated(
         "tokens_placed": 1,
         "has_operated": True,
     }
-    return with_corporation(state, corporation, **{**defaults, **changes})
+    state = with_corporation(state, corporation, **{**defaults, **changes})
+    if state.corporation(corporation).tokens_placed:
+        home = load_title(state.title).charter(corporation).home
+        assert state.board is not None
+        state = dataclasses.replace(state, board=board.apply_token(state.board, corporation, home))
+    return state
+
+
+def with_tiles(state: GameState, *lays: tuple[str, str, int]) -> GameState:
+    """Tiles (hex, tile, rotation) on the map, as if laid earlier."""
+    position = state.board
+    assert position is not None
+    for hex_, tile, rotation in lays:
+        position = board.apply_lay(position, hex_, tile, rotation)
+    return dataclasses.replace(state, board=position)
 
 
 def operating(state: GameState, corporation: str, **round_changes: Any) -> GameState:

@@ -15,6 +15,7 @@ from services.rules.domain.commands import (
     DeclareBankruptcy,
     DiscardTrain,
     EndGame,
+    LayTile,
     Pass,
     PayDividends,
     RunRoutes,
@@ -23,10 +24,22 @@ from services.rules.domain.commands import (
 )
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.game_end import net_worth
-from services.rules.domain.legal import BankruptcyOption, BuyTrainOption, SellOption
+from services.rules.domain.legal import (
+    BankruptcyOption,
+    BuyTrainOption,
+    LayTileOption,
+    SellOption,
+)
 from services.rules.domain.state import OperatingRound, Step, StockRound
 from shikoku.rejection import Rejected
-from tests.rules.builders import after_auction, floated, operating, with_corporation, with_player
+from tests.rules.builders import (
+    after_auction,
+    floated,
+    operating,
+    with_corporation,
+    with_player,
+    with_tiles,
+)
 from tests.rules.helpers import play
 
 A, B, C = 1, 2, 3
@@ -51,8 +64,13 @@ def test_first_operating_round_of_a_new_corporation() -> None:
     ]
     assert state.bank == bank - 5 - 5 - 10 - 15 - 15 - 20  # the six privates paid
     assert state.acting_seats == (A,)
-    state, events = play(state, Pass(A), Pass(A))  # no track, no token
-    # No train: nothing to run, the price moves left (8.6.2 note).
+    options = legal_actions(state)
+    assert LayTileOption("J3", "8", 3, 0, A) in options  # toward Sakaide & Okayama (J1)
+    assert not [o for o in options if isinstance(o, LayTileOption) and o.hex == "K4"]  # TR
+    state, events = play(state, LayTile(A, "J3", "8", 3))
+    # No other city to put a token in: the token step passes by itself. No train: nothing to
+    # run, the price moves left (8.6.2 note).
+    assert [type(e) for e in events] == [ev.TileLaid, ev.StepSkipped, ev.EarningsWithheld]
     assert events[-1] == ev.EarningsWithheld("KO", 0, (4, 2))
     assert isinstance(state.round, OperatingRound) and state.round.step is Step.TRAINS
     with pytest.raises(Rejected) as rejected:
@@ -151,7 +169,7 @@ def test_diesel_exchange_rusts_a_four_and_returns_a_five_to_the_open_market() ->
 def test_rulebook_forced_purchase_ends_in_bankruptcy() -> None:
     """8.7.6: SR has ¥300, only a ¥1100 Diesel is available, the president has ¥200 and can
     raise only ¥500 more by selling."""
-    state = after_auction()
+    state = with_tiles(after_auction(), ("I2", "6", 4))  # Marugame, toward Sakaide (J1)
     state = floated(state, "SR", {A: 2, B: 3}, (2, 3), cash=300)
     state = floated(state, "IR", {A: 5}, (6, 3), par=65, open_market=0)  # 5 x 60 = 300 by selling
     state = floated(state, "KO", {A: 2}, (7, 3), par=65)  # 2 x 55: the president keeps these
@@ -173,7 +191,8 @@ def test_rulebook_forced_purchase_ends_in_bankruptcy() -> None:
 
 
 def test_president_pays_the_difference_for_the_cheapest_train() -> None:
-    state = floated(after_auction(), "SR", {A: 6}, (2, 3), cash=50)
+    state = with_tiles(after_auction(), ("I2", "6", 4))
+    state = floated(state, "SR", {A: 6}, (2, 3), cash=50)
     state = with_player(state, A, cash=100)
     state = operating(state, "SR", step=Step.TRAINS)
     (option,) = [o for o in legal_actions(state) if isinstance(o, BuyTrainOption)]

@@ -70,6 +70,25 @@ class SellShares:
 
 
 @dataclass(frozen=True, slots=True)
+class LayTile:
+    """Rulebook 8.3: lay or upgrade a tile (`tile` by its number, e.g. "57")."""
+
+    seat: int
+    hex: str
+    tile: str
+    rotation: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceToken:
+    """Rulebook 8.4: a station token on city `city` (0 for the only one) of `hex`."""
+
+    seat: int
+    hex: str
+    city: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class RunRoutes:
     """Rulebook 8.5: the operating corporation's routes. The rules service checks them and fills
     in each revenue before deciding, so the events record what was earned."""
@@ -126,6 +145,8 @@ PlayerCommand = (
     | StartCorporation
     | BuyShare
     | SellShares
+    | LayTile
+    | PlaceToken
     | RunRoutes
     | PayDividends
     | BuyTrain

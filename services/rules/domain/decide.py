@@ -9,11 +9,11 @@ each round module saying what comes next. `evolve` only bookkeeps.
 from __future__ import annotations
 
 from services.rules.domain import auction, operating_round, setup, stock_round
-from services.rules.domain.commands import Command, CreateGame, EndGame, PlayerCommand
+from services.rules.domain.commands import Command, CreateGame, EndGame, Pass, PlayerCommand
 from services.rules.domain.events import BankBroken, Event
 from services.rules.domain.evolve import evolve
 from services.rules.domain.game_end import game_ended
-from services.rules.domain.legal import LegalAction
+from services.rules.domain.legal import LegalAction, PassOption
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from shikoku.rejection import Kind, Rejected
 
@@ -28,16 +28,18 @@ def decide(state: GameState, command: Command) -> list[Event]:
             raise Rejected("GAME_OVER", "the game has ended")
         return [game_ended(state, "ended")]
     _check_turn(state, command)
+    return with_consequences(state, [_decide_in_round(state, command)])
+
+
+def _decide_in_round(state: GameState, command: PlayerCommand) -> Event:
     match state.round:
         case PrivateAuction() as current:
-            first = auction.decide(state, current, command)
+            return auction.decide(state, current, command)
         case StockRound() as current:
-            first = stock_round.decide(state, current, command)
+            return stock_round.decide(state, current, command)
         case OperatingRound() as current:
-            first = operating_round.decide(state, current, command)
-        case _:
-            raise Rejected("NO_ROUND", "no round is being played", details={})
-    return with_consequences(state, [first])
+            return operating_round.decide(state, current, command)
+    raise Rejected("NO_ROUND", "no round is being played")
 
 
 def _check_turn(state: GameState, command: PlayerCommand) -> None:
@@ -65,11 +67,22 @@ def with_consequences(state: GameState, events: list[Event]) -> list[Event]:
     events = list(events)
     for event in events:
         state = evolve(state, event)
-    while events and (batch := next_events(state, events[-1])):
+    while events and (batch := next_events(state, events[-1]) or _only_pass(state)):
         for event in batch:
             events.append(event)
             state = evolve(state, event)
     return events
+
+
+def _only_pass(state: GameState) -> list[Event]:
+    """Whoever must act and can do nothing but pass, passes: a player without a choice is not
+    kept waiting (and the site's engine, whose logs we replay, does the same)."""
+    if state.result is not None:
+        return []
+    options = legal_actions(state)
+    if len(options) == 1 and isinstance(options[0], PassOption):
+        return [_decide_in_round(state, Pass(options[0].seat))]
+    return []
 
 
 def next_events(state: GameState, last: Event) -> list[Event]:

@@ -300,6 +300,29 @@ class HomeTokenPlaced(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class TileLaid(Event):
+    """Rulebook 8.3: a tile laid or upgraded; `cost` is the terrain cost paid."""
+
+    TYPE: ClassVar[str] = "TileLaid"
+    corporation: str
+    hex: str
+    tile: str
+    rotation: int
+    cost: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokenPlaced(Event):
+    """Rulebook 8.4: a station token on city `city` of `hex`, for `cost`."""
+
+    TYPE: ClassVar[str] = "TokenPlaced"
+    corporation: str
+    hex: str
+    city: int
+    cost: int
+
+
+@dataclass(frozen=True, slots=True)
 class StepSkipped(Event):
     """The corporation did not lay track / place a token (`step`)."""
 
@@ -494,6 +517,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         OperatingRoundStarted,
         CorporationOperates,
         HomeTokenPlaced,
+        TileLaid,
+        TokenPlaced,
         StepSkipped,
         TrainsRan,
         DividendsPaid,

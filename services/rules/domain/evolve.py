@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from functools import reduce
 from types import MappingProxyType
 
+from services.rules import board
 from services.rules.domain import events as ev
 from services.rules.domain.state import (
     ClosedAuction,
@@ -58,6 +59,7 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
         corporations=tuple(Corporation(c.id) for c in load_title(event.title).corporations),
         depot=MappingProxyType({t.name: t.count for t in load_title(event.title).trains}),
+        board=board.initial_position(board.load_title(event.title), beginner=event.beginner_game),
         phase=load_title(event.title).phases[0].name,
     )
 
@@ -395,12 +397,33 @@ def _corporation_operates(state: GameState, event: ev.CorporationOperates) -> Ga
     return _with_round(state, current=event.corporation, step=Step.TRACK, revenue=0)
 
 
-def _home_token_placed(state: GameState, event: ev.HomeTokenPlaced) -> GameState:
-    return _update_corporation(
-        state,
-        event.corporation,
-        lambda c: dataclasses.replace(c, tokens_placed=c.tokens_placed + 1),
+def _token_on_board(state: GameState, corporation: str, hex_: str, city: int) -> GameState:
+    assert state.board is not None
+    state = dataclasses.replace(
+        state, board=board.apply_token(state.board, corporation, hex_, city)
     )
+    return _update_corporation(
+        state, corporation, lambda c: dataclasses.replace(c, tokens_placed=c.tokens_placed + 1)
+    )
+
+
+def _home_token_placed(state: GameState, event: ev.HomeTokenPlaced) -> GameState:
+    return _token_on_board(state, event.corporation, event.hex, 0)
+
+
+def _tile_laid(state: GameState, event: ev.TileLaid) -> GameState:
+    assert state.board is not None
+    state = dataclasses.replace(
+        state, board=board.apply_lay(state.board, event.hex, event.tile, event.rotation)
+    )
+    state = _corporation_receives(state, event.corporation, -event.cost)
+    return _with_round(state, step=Step.TOKEN)
+
+
+def _token_placed(state: GameState, event: ev.TokenPlaced) -> GameState:
+    state = _token_on_board(state, event.corporation, event.hex, event.city)
+    state = _corporation_receives(state, event.corporation, -event.cost)
+    return _with_round(state, step=Step.ROUTES)
 
 
 def _step_skipped(state: GameState, event: ev.StepSkipped) -> GameState:
@@ -611,6 +634,8 @@ _HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
     ev.OperatingRoundStarted: _operating_round_started,  # type: ignore[dict-item]
     ev.CorporationOperates: _corporation_operates,  # type: ignore[dict-item]
     ev.HomeTokenPlaced: _home_token_placed,  # type: ignore[dict-item]
+    ev.TileLaid: _tile_laid,  # type: ignore[dict-item]
+    ev.TokenPlaced: _token_placed,  # type: ignore[dict-item]
     ev.StepSkipped: _step_skipped,  # type: ignore[dict-item]
     ev.TrainsRan: _trains_ran,  # type: ignore[dict-item]
     ev.DividendsPaid: _dividends_paid,  # type: ignore[dict-item]

@@ -58,6 +58,23 @@ class SellOption:
 
 
 @dataclass(frozen=True, slots=True)
+class LayTileOption:
+    hex: str
+    tile: str
+    rotation: int
+    cost: int
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceTokenOption:
+    hex: str
+    city: int
+    cost: int
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class RunRoutesOption:
     """Run `trains` (the corporation's) on routes; RoutesService.Optimize suggests the best."""
 
@@ -119,6 +136,8 @@ LegalAction = (
     | StartOption
     | BuyShareOption
     | SellOption
+    | LayTileOption
+    | PlaceTokenOption
     | RunRoutesOption
     | DividendOption
     | BuyTrainOption

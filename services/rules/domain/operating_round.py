@@ -12,13 +12,16 @@ import math
 from typing import TypeVar
 
 from services.rules.domain import events as ev
+from services.rules.domain import on_the_board
 from services.rules.domain.commands import (
     BuyPrivateForCorporation,
     BuyTrain,
     DeclareBankruptcy,
     DiscardTrain,
+    LayTile,
     Pass,
     PayDividends,
+    PlaceToken,
     PlayerCommand,
     RunRoutes,
     SellShares,
@@ -31,8 +34,10 @@ from services.rules.domain.legal import (
     CorporationPrivateOption,
     DiscardOption,
     DividendOption,
+    LayTileOption,
     LegalAction,
     PassOption,
+    PlaceTokenOption,
     RunRoutesOption,
     SellOption,
 )
@@ -89,8 +94,6 @@ def next_event(state: GameState) -> ev.Event | None:
             return _withhold(state, corporation, 0)
         case Step.DIVIDEND if round_.revenue == 0:
             return _withhold(state, corporation, 0)
-        case Step.TRAINS if not _train_step_options(state, round_, corporation):
-            return ev.OperatingTurnEnded(corporation=corporation.id)
     return None
 
 
@@ -148,10 +151,9 @@ def _withhold(state: GameState, corporation: Corporation, amount: int) -> ev.Ear
 
 
 def must_buy_train(state: GameState, corporation: Corporation) -> bool:
-    """8.7.5: a corporation without a train must buy one by the end of its turn."""
-    # The rulebook asks only when its token connects to another revenue centre; the board model
-    # (issue "board and track") will refine this.
-    return not corporation.trains
+    """8.7.5: a corporation without a train whose token connects to another revenue centre
+    must buy one by the end of its turn."""
+    return not corporation.trains and on_the_board.has_route(state, corporation)
 
 
 def _train_step_options(
@@ -261,8 +263,18 @@ def legal_actions(state: GameState, round_: OperatingRound) -> list[LegalAction]
     seat = corporation.president
     privates: list[LegalAction] = list(corporation_private_options(state, corporation))
     match round_.step:
-        case Step.TRACK | Step.TOKEN:
-            return [*privates, PassOption(seat)]
+        case Step.TRACK:
+            lays = [
+                LayTileOption(o.hex, o.tile, o.rotation, o.cost, seat)
+                for o in on_the_board.lays(state, corporation)
+            ]
+            return [*privates, *lays, PassOption(seat)]
+        case Step.TOKEN:
+            tokens = [
+                PlaceTokenOption(o.hex, o.city, o.cost, seat)
+                for o in on_the_board.tokens(state, corporation)
+            ]
+            return [*privates, *tokens, PassOption(seat)]
         case Step.ROUTES:
             return [*privates, RunRoutesOption(corporation.id, corporation.trains, seat)]
         case Step.DIVIDEND:
@@ -311,6 +323,12 @@ def _decide(state: GameState, round_: OperatingRound, command: PlayerCommand) ->
     match round_.step, command:
         case ((Step.TRACK | Step.TOKEN), Pass()):
             return ev.StepSkipped(corporation=corporation.id, step=round_.step.value)
+        case Step.TRACK, LayTile(hex=hex_, tile=tile, rotation=rotation):
+            lay = on_the_board.check_lay(state, corporation, hex_, tile, rotation)
+            return ev.TileLaid(corporation.id, hex_, tile, rotation, lay.cost)
+        case Step.TOKEN, PlaceToken(hex=hex_, city=city):
+            token = on_the_board.check_token(state, corporation, hex_, city)
+            return ev.TokenPlaced(corporation.id, hex_, city, token.cost)
         case Step.ROUTES, RunRoutes(routes=routes):
             return _decide_routes(state, corporation, routes)
         case Step.DIVIDEND, PayDividends(payout=payout):

@@ -7,6 +7,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from services.rules.board import Position
+
 EMPTY: MappingProxyType[Any, Any] = MappingProxyType({})
 
 
@@ -166,6 +168,7 @@ class GameState:
     bank_broken: bool = False
     last_set: int = 0  # when the bank broke: the set of operating rounds that ends the game
     result: GameResult | None = None
+    board: Position | None = None  # tiles and station tokens on the map
 
     def corporation(self, corporation_id: str) -> Corporation:
         for corporation in self.corporations:

@@ -357,8 +357,6 @@ def _follow_up(state: GameState, stock_round: StockRound, last: ev.Event) -> ev.
         corporation = state.corporation(last.corporation)
         if not corporation.floated and corporation.initial_offering <= SHARES_PER_CORPORATION // 2:
             return ev.CorporationFloated(corporation=corporation.id, capital=10 * corporation.par)
-    if stock_round.actions and not _has_more_to_do(state, stock_round):
-        return ev.TurnEnded(seat=state.players[stock_round.turn].seat)
     return None
 
 
@@ -368,11 +366,6 @@ def _presidency_change(state: GameState, corporation: Corporation) -> ev.Event |
     if successor is None:
         return None
     return ev.PresidencyChanged(corporation=corporation.id, seat=successor, previous=president.seat)
-
-
-def _has_more_to_do(state: GameState, stock_round: StockRound) -> bool:
-    seat = state.players[stock_round.turn].seat
-    return any(not isinstance(a, PassOption) for a in _turn_options(state, stock_round, seat))
 
 
 def _end_of_round(state: GameState, stock_round: StockRound) -> list[ev.Event]:

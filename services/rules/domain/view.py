@@ -55,6 +55,23 @@ def state_document(state: GameState) -> dict[str, Any]:
         "closed_privates": sorted(state.closed_privates),
         "bank_broken": state.bank_broken,
         "result": _result(state),
+        "board": _board(state),
+    }
+
+
+def _board(state: GameState) -> dict[str, Any]:
+    """Tiles laid over the printed map, and station tokens by city."""
+    if state.board is None:
+        return {"tiles": [], "tokens": []}
+    return {
+        "tiles": [
+            {"hex": hex_, "tile": placed.tile, "rotation": placed.rotation}
+            for hex_, placed in sorted(state.board.tiles.items())
+        ],
+        "tokens": [
+            {"hex": hex_, "city": city, "spots": [holder or "" for holder in held]}
+            for (hex_, city), held in sorted(state.board.tokens.items())
+        ],
     }
 
 

@@ -1,0 +1,87 @@
+"""The operating round's use of the board model: what the operating corporation may build,
+whether it has a route, and the board's refusals as our rejections."""
+
+from __future__ import annotations
+
+from services.rules import board
+from services.rules.domain.state import Corporation, GameState
+from services.rules.domain.title import load_title
+from shikoku.rejection import Kind, Rejected
+
+# Refusals about the request itself rather than the game position.
+_MALFORMED = {
+    board.Reason.HEX_NOT_ON_MAP,
+    board.Reason.UNKNOWN_TILE,
+    board.Reason.BAD_ROTATION,
+    board.Reason.UNKNOWN_CORPORATION,
+    board.Reason.NO_SUCH_CITY,
+}
+
+
+def position(state: GameState) -> board.Position:
+    assert state.board is not None, "a game always has a board"
+    return state.board
+
+
+def situation(state: GameState) -> board.Situation:
+    """Who holds the privates, for the hexes they block (8.3.1), and the phase's colours."""
+    held_by_corporations = {
+        company: corporation.id
+        for corporation in state.corporations
+        for company in corporation.privates
+    }
+    with_players = frozenset(
+        company.id
+        for company in load_title(state.title).privates
+        if company.id not in state.closed_privates and company.id not in held_by_corporations
+    )
+    return board.Situation(
+        phase=state.phase,
+        privates_with_players=with_players,
+        privates_with_corporations=held_by_corporations,
+        beginner=state.beginner_game,
+    )
+
+
+def actor(corporation: Corporation) -> board.Actor:
+    return board.Actor(corporation=corporation.id, cash=corporation.cash)
+
+
+def lays(state: GameState, corporation: Corporation) -> tuple[board.LayOption, ...]:
+    return board.legal_lays(position(state), situation(state), actor(corporation))
+
+
+def check_lay(
+    state: GameState, corporation: Corporation, hex_: str, tile: str, rotation: int
+) -> board.LayOption:
+    found = board.check_lay(
+        position(state), situation(state), actor(corporation), board.Lay(hex_, tile, rotation)
+    )
+    if isinstance(found, board.Rejection):
+        raise as_rejected(found)
+    return found
+
+
+def tokens(state: GameState, corporation: Corporation) -> tuple[board.TokenOption, ...]:
+    return board.legal_tokens(position(state), actor(corporation))
+
+
+def check_token(
+    state: GameState, corporation: Corporation, hex_: str, city: int
+) -> board.TokenOption:
+    found = board.check_token(position(state), actor(corporation), hex_, city)
+    if isinstance(found, board.Rejection):
+        raise as_rejected(found)
+    return found
+
+
+def has_route(state: GameState, corporation: Corporation) -> bool:
+    """8.7.5: a station token in a city connected to another revenue centre."""
+    here = position(state)
+    reached = board.connectivity(here, corporation.id).stops
+    return bool(reached - set(here.token_cities(corporation.id)))
+
+
+def as_rejected(rejection: board.Rejection) -> Rejected:
+    kind = Kind.INVALID_ARGUMENT if rejection.reason in _MALFORMED else Kind.FAILED_PRECONDITION
+    return Rejected(str(rejection.reason), rejection.message, kind, dict(rejection.details))

@@ -1,0 +1,99 @@
+"""The site's game export: players, settings, result and the action log.
+
+`effective_actions` turns the stored log into the actions that count: it drops actions marked
+`skip`, chat messages and `program_*` settings (auto-action programs record their effects as
+`auto_actions` on a later action), applies `undo`/`redo`, and inlines `auto_actions` after the
+action that carries them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Action = dict[str, Any]
+
+END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "manually_ended": "ended"}
+
+
+@dataclass(frozen=True, slots=True)
+class SitePlayer:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SiteGame:
+    id: str
+    title: str
+    players: tuple[SitePlayer, ...]  # in the site's seat order
+    seed: int
+    optional_rules: tuple[str, ...]
+    result: dict[str, int]  # site player id -> final net worth
+    end_reason: str  # ours: "bankrupt", "bank", "ended" (or "" if unfinished)
+    actions: tuple[Action, ...]
+
+    @property
+    def beginner_game(self) -> bool:
+        return "beginner_game" in self.optional_rules
+
+
+class ExportError(ValueError):
+    pass
+
+
+def parse(raw: dict[str, Any]) -> SiteGame:
+    try:
+        settings = raw.get("settings") or {}
+        return SiteGame(
+            id=str(raw["id"]),
+            title=str(raw["title"]),
+            players=tuple(SitePlayer(str(p["id"]), str(p["name"])) for p in raw["players"]),
+            seed=int(settings.get("seed", 0)),
+            optional_rules=tuple(settings.get("optional_rules") or ()),
+            result={str(k): int(v) for k, v in (raw.get("result") or {}).items()},
+            end_reason=END_REASONS.get(str(raw.get("game_end_reason", "")), ""),
+            actions=tuple(raw["actions"]),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise ExportError(f"not an 18xx.games game export: {error!r}") from error
+
+
+def load(path: Path) -> SiteGame:
+    with path.open() as file:
+        return parse(json.load(file))
+
+
+_IGNORED = {"message"}
+
+
+def effective_actions(actions: tuple[Action, ...]) -> list[Action]:
+    """The actions that shaped the game, in order (see the module docstring)."""
+    done: list[list[Action]] = []  # each entry: an action and the auto-actions it carries
+    undone: list[list[list[Action]]] = []
+    for action in actions:
+        kind = action.get("type", "")
+        if action.get("skip") or kind in _IGNORED or kind.startswith("program_"):
+            if kind.startswith("program_") and action.get("auto_actions"):
+                done.append([*action["auto_actions"]])
+            continue
+        if kind == "undo":
+            target = action.get("action_id")
+            group: list[list[Action]] = []
+            if target is None:
+                if done:
+                    group.append(done.pop())
+            else:
+                while done and done[-1] and int(done[-1][0].get("id", 0)) > int(target):
+                    group.insert(0, done.pop())
+            undone.append(group)
+            continue
+        if kind == "redo":
+            if undone:
+                done.extend(undone.pop())
+            continue
+        undone.clear()
+        done.append([action, *action.get("auto_actions", ())])
+    return [step for entry in done for step in entry]

@@ -1,0 +1,49 @@
+"""A table played by the domain code in this process: the fast path of the importer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.rules.codec import command_from_proto
+from services.rules.domain.commands import CreateGame
+from services.rules.domain.commands import EndGame as EndGameCommand
+from services.rules.domain.decide import decide, legal_actions
+from services.rules.domain.events import Event, SeatedPlayer
+from services.rules.domain.evolve import fold
+from services.rules.domain.legal import PassOption
+from services.rules.domain.state import GameState
+from services.rules.domain.view import state_document
+from shikoku.sitelog.export_format import SiteGame
+from shikoku.sitelog.translate import Submit
+
+
+class InProcessTable:
+    def __init__(self, game: SiteGame) -> None:
+        players = tuple(
+            SeatedPlayer(seat, player.name) for seat, player in enumerate(game.players, start=1)
+        )
+        create = CreateGame(
+            players=players,
+            seed=game.seed,
+            beginner_game=game.beginner_game,
+            fixed_seat_order=True,
+            title=game.title,
+        )
+        self.events: list[Event] = decide(GameState(), create)
+        self.state = fold(self.events)
+
+    def view(self) -> dict[str, Any]:
+        return state_document(self.state)
+
+    def submit(self, seat: int, step: Submit) -> None:
+        self._apply(decide(self.state, command_from_proto(seat, step.command)))
+
+    def can_pass(self) -> bool:
+        return any(isinstance(option, PassOption) for option in legal_actions(self.state))
+
+    def end_game(self) -> None:
+        self._apply(decide(self.state, EndGameCommand()))
+
+    def _apply(self, events: list[Event]) -> None:
+        self.events += events
+        self.state = fold(events, self.state)
