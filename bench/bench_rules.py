@@ -10,12 +10,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.rules.bots import choose, command_for  # noqa: E402
-from services.rules.domain.commands import Command, CreateGame  # noqa: E402
-from services.rules.domain.decide import decide, legal_actions  # noqa: E402
-from services.rules.domain.events import Event, SeatedPlayer  # noqa: E402
-from services.rules.domain.evolve import fold  # noqa: E402
-from services.rules.domain.state import GameState  # noqa: E402
+from services.rules.bots import choose, command_for
+from services.rules.domain.commands import Command, CreateGame
+from services.rules.domain.decide import decide, legal_actions
+from services.rules.domain.events import Event, SeatedPlayer
+from services.rules.domain.evolve import fold
+from services.rules.domain.state import GameState
 
 GAMES = 20
 
@@ -28,7 +28,7 @@ def random_game(seed: int) -> tuple[list[Command], list[Event]]:
     log = decide(GameState(), create)
     state = fold(log)
     while state.result is None:
-        command = command_for(choose(legal_actions(state), rng), rng)
+        command = command_for(choose(legal_actions(state), rng), rng, state)
         events = decide(state, command)
         commands.append(command)
         log += events
@@ -55,10 +55,14 @@ def main() -> None:
         decide_times.append(time.perf_counter() - start)
 
     print(f"{GAMES} random 4-player games: {commands} commands, {events} events")
-    print(f"fold:   {events / sum(fold_times):,.0f} events/s "
-          f"(median game {statistics.median(fold_times) * 1000:.1f} ms)")
-    print(f"decide: {commands / sum(decide_times):,.0f} commands/s, decide+fold "
-          f"(median game {statistics.median(decide_times) * 1000:.1f} ms)")
+    print(
+        f"fold:   {events / sum(fold_times):,.0f} events/s "
+        f"(median game {statistics.median(fold_times) * 1000:.1f} ms)"
+    )
+    print(
+        f"decide: {commands / sum(decide_times):,.0f} commands/s, decide+fold "
+        f"(median game {statistics.median(decide_times) * 1000:.1f} ms)"
+    )
 
 
 if __name__ == "__main__":

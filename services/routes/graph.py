@@ -108,3 +108,14 @@ class Solution:
     proven: bool
     #: How many candidate routes the search considered (for benchmarks).
     candidates: int
+
+
+def route_hexes(graph: TrackGraph, route: Route) -> tuple[str, ...]:
+    """The hexes a route visits, in order (the 18xx.games `hexes` form)."""
+    hex_of_segment = {segment.id: segment.hex for segment in graph.segments}
+    hexes: list[str] = []
+    for segment in route.segments:
+        hex_id = hex_of_segment[segment]
+        if not hexes or hexes[-1] != hex_id:
+            hexes.append(hex_id)
+    return tuple(hexes)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 
+from services.routes.graph import route_hexes
+from services.routes.solver import solve
 from services.rules.domain import commands as cmd
 from services.rules.domain.events import TrainRun
 from services.rules.domain.legal import (
@@ -28,10 +30,13 @@ from services.rules.domain.legal import (
     SellOption,
     StartOption,
 )
+from services.rules.domain.state import GameState
+from services.rules.route_pricing import corporation_graph
 
 
-def command_for(option: LegalAction, rng: random.Random) -> cmd.PlayerCommand:
-    """One command that the option allows, parameters drawn at random within its ranges."""
+def command_for(option: LegalAction, rng: random.Random, state: GameState) -> cmd.PlayerCommand:
+    """One command that the option allows, parameters drawn at random within its ranges; for
+    running trains, the best routes (from the routes solver)."""
     match option:
         case PassOption(seat=seat):
             return cmd.Pass(seat)
@@ -49,9 +54,8 @@ def command_for(option: LegalAction, rng: random.Random) -> cmd.PlayerCommand:
             return cmd.LayTile(seat, hex_, tile, rotation)
         case PlaceTokenOption(hex=hex_, city=city, seat=seat):
             return cmd.PlaceToken(seat, hex_, city)
-        case RunRoutesOption(trains=trains, seat=seat):
-            runs = tuple(TrainRun(train, (), 10 * rng.randint(2, 30)) for train in trains)
-            return cmd.RunRoutes(seat, runs)
+        case RunRoutesOption(corporation=corporation, seat=seat):
+            return best_routes(state, corporation, seat)
         case DividendOption(seat=seat):
             return cmd.PayDividends(seat, rng.random() < 0.7)
         case BuyTrainOption(
@@ -65,6 +69,18 @@ def command_for(option: LegalAction, rng: random.Random) -> cmd.PlayerCommand:
         case BankruptcyOption(seat=seat):
             return cmd.DeclareBankruptcy(seat)
     raise TypeError(option)
+
+
+def best_routes(state: GameState, corporation: str, seat: int) -> cmd.RunRoutes:
+    """The corporation's optimal routes, already priced."""
+    graph = corporation_graph(state, corporation)
+    solution = solve(graph)
+    runs = tuple(
+        TrainRun(graph.trains[r.train].name, route_hexes(graph, r), r.revenue)
+        for r in solution.routes
+    )
+    submissions = tuple(cmd.RouteSubmission(run.train, run.hexes) for run in runs)
+    return cmd.RunRoutes(seat, submissions, priced=runs)
 
 
 def _weight(option: LegalAction) -> float:

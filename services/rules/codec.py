@@ -7,7 +7,6 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from services.rules.domain import commands as cmd
-from services.rules.domain.events import TrainRun
 from services.rules.domain.legal import (
     BankruptcyOption,
     BidRange,
@@ -67,7 +66,12 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
             return cmd.RunRoutes(
                 seat=seat,
                 routes=tuple(
-                    TrainRun(train=_required(r.train, "train"), hexes=tuple(r.hexes), revenue=0)
+                    cmd.RouteSubmission(
+                        train=_required(r.train, "train"),
+                        hexes=tuple(r.hexes),
+                        connections=tuple(tuple(c.hexes) for c in r.connections),
+                        revenue=r.revenue,
+                    )
                     for r in command.run_routes.routes
                 ),
             )

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 import grpc
 from redis.asyncio import Redis
 
-from services.rules import codec
+from services.routes import wire
+from services.rules import codec, route_pricing
 from services.rules.domain.commands import Command, CreateGame, EndGame, RunRoutes
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.events import SeatedPlayer
@@ -20,24 +21,65 @@ from shikoku.config import Addresses, redis_url
 from shikoku.eventstore import EventStore
 from shikoku.grpc_errors import abort
 from shikoku.grpc_server import Context, serve
-from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
+from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2
 
+ROUTE_CHECK_SECONDS = 10.0
+
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
-    def __init__(self, games: GameRepository) -> None:
+    def __init__(self, games: GameRepository, routes: routes_pb2_grpc.RouteEngineAsyncStub) -> None:
         self._games = games
+        self._routes = routes
 
     async def _prepare(self, state: GameState, command: Command) -> Command:
-        """Routes are checked, and their revenue computed, before deciding (rulebook 8.5)."""
-        if isinstance(command, RunRoutes):
-            raise Rejected(
-                "ROUTE_CHECK_UNAVAILABLE",
-                "routes cannot be checked yet: the board model is not wired in",
-                Kind.UNIMPLEMENTED,
+        """Routes are checked, and their revenue computed, by the routes service before
+        deciding (rulebook 8.5); the events then record the revenue."""
+        if not isinstance(command, RunRoutes):
+            return command
+        if route_pricing.trusts_revenue(state, command):
+            return route_pricing.trusted(command)
+        graph, readings = route_pricing.submissions(state, command)
+        graph_message = wire.graph_to_proto(graph)
+        evaluations = []
+        for reading in readings:
+            request = routes_pb2.EvaluateRequest(
+                graph=graph_message, routes=wire.submitted_to_proto(reading)
             )
-        return command
+            try:
+                answer = await self._routes.Evaluate(request, timeout=ROUTE_CHECK_SECONDS)
+            except grpc.aio.AioRpcError as error:
+                raise Rejected(
+                    "ROUTES_UNAVAILABLE",
+                    f"the routes service could not check the routes: {error.details()}",
+                    Kind.FAILED_PRECONDITION,
+                ) from error
+            evaluations.append(wire.evaluation_from_proto(answer))
+            if evaluations[-1].ok:
+                break
+        evaluation = route_pricing.first_legal(graph, readings, evaluations)
+        return route_pricing.priced(command, graph, evaluation)
+
+    async def CorporationGraph(
+        self, request: rules_pb2.CorporationGraphRequest, context: Context
+    ) -> routes_pb2.TrackGraph:
+        try:
+            loaded = await self._games.load(request.game_id)
+            try:
+                loaded.state.corporation(request.corporation)
+            except KeyError:
+                raise Rejected(
+                    "UNKNOWN_CORPORATION",
+                    f"there is no corporation {request.corporation!r}",
+                    Kind.INVALID_ARGUMENT,
+                    {"corporation": request.corporation},
+                ) from None
+            graph = route_pricing.corporation_graph(loaded.state, request.corporation)
+        except Rejected as rejection:
+            await abort(context, rejection)
+            raise
+        return wire.graph_to_proto(graph)
 
     async def CreateGame(
         self, request: rules_pb2.CreateGameRequest, context: Context
@@ -118,13 +160,21 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
 async def main() -> None:
     redis = Redis.from_url(redis_url())
-    servicer = RulesServicer(GameRepository(EventStore(redis, "game")))
+    routes_channel = grpc.aio.insecure_channel(Addresses.from_env().routes)
+    servicer = RulesServicer(
+        GameRepository(EventStore(redis, "game")),
+        routes_pb2_grpc.RouteEngineStub(routes_channel),
+    )
+
+    async def stop() -> None:
+        await routes_channel.close(None)
+        await redis.aclose()
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
         rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
         return [rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name]
 
-    await serve("rules", Addresses.from_env().rules, register, on_stop=redis.aclose)
+    await serve("rules", Addresses.from_env().rules, register, on_stop=stop)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,17 @@ class SiteGame:
     def beginner_game(self) -> bool:
         return "beginner_game" in self.optional_rules
 
+    @property
+    def stores_revenue(self) -> bool:
+        """Old logs store each run's revenue with its hexes; the site replays them trusting
+        that revenue, so the scores depend on it (docs/rules-notes.md)."""
+        return any(
+            "revenue" in route
+            for action in self.actions
+            if action.get("type") == "run_routes"
+            for route in action.get("routes", ())
+        )
+
 
 class ExportError(ValueError):
     pass
@@ -69,15 +80,22 @@ def load(path: Path) -> SiteGame:
 _IGNORED = {"message"}
 
 
+def _counts(action: Action) -> bool:
+    """Whether an action changes the game (not a chat message nor an auto-action setting)."""
+    kind = str(action.get("type", ""))
+    return not action.get("skip") and kind not in _IGNORED and not kind.startswith("program_")
+
+
 def effective_actions(actions: tuple[Action, ...]) -> list[Action]:
     """The actions that shaped the game, in order (see the module docstring)."""
     done: list[list[Action]] = []  # each entry: an action and the auto-actions it carries
     undone: list[list[list[Action]]] = []
     for action in actions:
         kind = action.get("type", "")
-        if action.get("skip") or kind in _IGNORED or kind.startswith("program_"):
-            if kind.startswith("program_") and action.get("auto_actions"):
-                done.append([*action["auto_actions"]])
+        automatic = [a for a in action.get("auto_actions", ()) if _counts(a)]
+        if not _counts(action):
+            if automatic and not action.get("skip"):
+                done.append(automatic)
             continue
         if kind == "undo":
             target = action.get("action_id")
@@ -95,5 +113,5 @@ def effective_actions(actions: tuple[Action, ...]) -> list[Action]:
                 done.extend(undone.pop())
             continue
         undone.clear()
-        done.append([action, *action.get("auto_actions", ())])
+        done.append([action, *automatic])
     return [step for entry in done for step in entry]

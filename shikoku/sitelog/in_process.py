@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.routes.validation import evaluate
 from services.rules.codec import command_from_proto
-from services.rules.domain.commands import CreateGame
+from services.rules.domain.commands import CreateGame, RunRoutes
 from services.rules.domain.commands import EndGame as EndGameCommand
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import Event, SeatedPlayer
@@ -13,6 +14,7 @@ from services.rules.domain.evolve import fold
 from services.rules.domain.legal import PassOption
 from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
+from services.rules.route_pricing import price_in_process
 from shikoku.sitelog.export_format import SiteGame
 from shikoku.sitelog.translate import Submit
 
@@ -28,6 +30,7 @@ class InProcessTable:
             beginner_game=game.beginner_game,
             fixed_seat_order=True,
             title=game.title,
+            trust_submitted_revenue=game.stores_revenue,
         )
         self.events: list[Event] = decide(GameState(), create)
         self.state = fold(self.events)
@@ -36,7 +39,10 @@ class InProcessTable:
         return state_document(self.state)
 
     def submit(self, seat: int, step: Submit) -> None:
-        self._apply(decide(self.state, command_from_proto(seat, step.command)))
+        command = command_from_proto(seat, step.command)
+        if isinstance(command, RunRoutes):
+            command = price_in_process(self.state, command, evaluate)
+        self._apply(decide(self.state, command))
 
     def can_pass(self) -> bool:
         return any(isinstance(option, PassOption) for option in legal_actions(self.state))

@@ -6,7 +6,7 @@ gateway (real services): both sides implement `Table`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -70,6 +70,10 @@ _STEPS = ["track", "token", "routes", "dividend", "trains"]
 _TRAIN_STEP_ACTIONS = {"buy_train", "discard_train", "buy_company", "sell_shares", "bankrupt"}
 
 
+def _current_action(game: SiteGame, done: int) -> Action:
+    return effective_actions(game.actions)[done]
+
+
 def _operating(view: dict[str, Any]) -> tuple[str, str]:
     round_ = view.get("round") or {}
     if round_.get("type") != "operating_round":
@@ -107,32 +111,44 @@ def _catch_up(action: Action, view: dict[str, Any], table: Table, translator: Tr
         table.submit(seat, Submit(seat, game_pb2.Command(pass_turn=game_pb2.Pass())))
 
 
-def replay(
-    game: SiteGame, table: Table, progress: Callable[[int, int], None] | None = None
-) -> Outcome:
-    """Submits every effective action; stops at the first one our game refuses."""
+def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
+    """Submits the effective actions one by one, yielding each after it took effect; raises
+    Rejected or Untranslatable at the first our game refuses."""
     translator = Translator(game)
     actions = effective_actions(game.actions)
-    outcome = Outcome(game_id=game.id)
     for done, action in enumerate(actions, start=1):
-        try:
-            view = table.view()
-            upcoming = actions[done] if done < len(actions) else None
-            if _phantom_pass(action, upcoming, view, table):
-                continue
+        view = table.view()
+        upcoming = actions[done] if done < len(actions) else None
+        if not _phantom_pass(action, upcoming, view, table):
             _catch_up(action, view, table, translator)
             step = translator.translate(action, table.view())
             if isinstance(step, EndGame):
                 table.end_game()
             else:
                 table.submit(step.seat, step)
+        yield action
+
+
+def replay(
+    game: SiteGame, table: Table, progress: Callable[[int, int], None] | None = None
+) -> Outcome:
+    """Submits every effective action; stops at the first one our game refuses."""
+    total = len(effective_actions(game.actions))
+    outcome = Outcome(game_id=game.id)
+    steps = step_through(game, table)
+    while True:
+        try:
+            next(steps)
+        except StopIteration:
+            break
         except (Rejected, Untranslatable) as error:
+            action = _current_action(game, outcome.actions)
             reason = f"{getattr(error, 'reason', type(error).__name__)}: {error}"
             outcome.divergence = Divergence(int(action.get("id", 0)), action, reason)
             break
-        outcome.actions = done
+        outcome.actions += 1
         if progress:
-            progress(done, len(actions))
+            progress(outcome.actions, total)
     final = table.view()
     result = final.get("result") or {}
     outcome.end_reason = str(result.get("reason", ""))

@@ -57,6 +57,16 @@ class Translator:
         raise Untranslatable(f"unknown player {player_id}")
 
     def acting_seat(self, action: Action, view: dict[str, Any]) -> int:
+        if action.get("entity_type") == "company":
+            ability = (view.get("round") or {}).get("ability") or {}
+            if ability.get("company") == action["entity"]:
+                return int(ability["seat"])
+            owner = next(
+                (p["seat"] for p in view["players"] if action["entity"] in p["privates"]), None
+            )
+            if owner is None:
+                raise Untranslatable(f"nobody can act for {action['entity']}")
+            return int(owner)
         if action.get("entity_type") == "corporation":
             corporation = next(
                 (c for c in view["corporations"] if c["id"] == action["entity"]), None
@@ -139,7 +149,13 @@ class Translator:
             hexes = route.get("hexes")
             if hexes is None:  # the newer form: hex sequences between revenue centres
                 hexes = _joined(route.get("connections") or [])
-            routes.append(game_pb2.RouteRun(train=copy_name(route["train"]), hexes=hexes))
+            routes.append(
+                game_pb2.RouteRun(
+                    train=copy_name(route["train"]),
+                    hexes=hexes,
+                    revenue=int(route.get("revenue", 0)),
+                )
+            )
         return game_pb2.Command(run_routes=game_pb2.RunRoutes(routes=routes))
 
     def _dividend(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:

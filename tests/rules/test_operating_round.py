@@ -18,6 +18,7 @@ from services.rules.domain.commands import (
     LayTile,
     Pass,
     PayDividends,
+    RouteSubmission,
     RunRoutes,
     SellShares,
     StartCorporation,
@@ -44,6 +45,12 @@ from tests.rules.helpers import play
 
 A, B, C = 1, 2, 3
 IPO = "initial_offering"
+
+
+def checked_run(seat: int, *runs: ev.TrainRun) -> RunRoutes:
+    """Routes as the rules service hands them to decide: already checked and priced."""
+    submitted = tuple(RouteSubmission(run.train, run.hexes) for run in runs)
+    return RunRoutes(seat, submitted, priced=runs)
 
 
 def test_first_operating_round_of_a_new_corporation() -> None:
@@ -94,7 +101,7 @@ def test_rulebook_dividend_table() -> None:
     state = with_corporation(state, "IR", trains=("2", "2", "3"), cash=0)
     state = operating(state, "IR", step=Step.ROUTES)
     run = (ev.TrainRun("2", ("E2", "F1"), 60), ev.TrainRun("2", ("E2", "C4"), 60))
-    ran, _ = play(state, RunRoutes(A, (*run, ev.TrainRun("3", ("E2", "F3", "F1"), 80))))
+    ran, _ = play(state, checked_run(A, *run, ev.TrainRun("3", ("E2", "F3", "F1"), 80)))
     cash = {p.seat: p.cash for p in ran.players}
     paid, events = play(ran, PayDividends(A, True))
     assert events[0] == ev.DividendsPaid(
@@ -178,14 +185,14 @@ def test_rulebook_forced_purchase_ends_in_bankruptcy() -> None:
     state = dataclasses.replace(state, depot=depot, phase="D")
     state = with_corporation(state, "SR", president=A)
     state = operating(state, "SR", step=Step.TRAINS)
-    options = legal_actions(state)
-    sales = {o.corporation: o.max_count for o in options if isinstance(o, SellOption)}
-    assert sales == {"IR": 3}  # the president's certificate of IR stays; SR is presided by A too
-    state, _ = play(state, SellShares(A, "IR", 3))
-    assert [o for o in legal_actions(state) if isinstance(o, BankruptcyOption)]
-    cash = state.player(A).cash
+    # Selling all it may (3 IR; the IR president's certificate stays) raises ¥180 of ¥800.
+    assert legal_actions(state) == [SellOption("IR", 3, 60, A), BankruptcyOption(A)]
+    state, _ = play(state, SellShares(A, "IR", 1))
     state, events = play(state, DeclareBankruptcy(A))
-    assert events[0] == ev.PlayerBankrupt(A, "SR", cash)
+    # Bankruptcy sells the rest, then the president's cash goes to the corporation.
+    assert events[0] == ev.SharesSold(A, "IR", 2, 55, (9, 3))
+    assert events[1] == ev.PlayerBankrupt(A, "SR", 200 + 60 + 110)
+    assert state.player(A).cash == 0 and state.corporation("SR").cash == 300 + 370
     assert isinstance(events[-1], ev.GameEnded) and events[-1].reason == "bankrupt"
     assert state.result is not None and state.acting_seats == ()
 
@@ -227,7 +234,7 @@ def test_bank_broken_in_an_operating_round_ends_the_game_after_the_set() -> None
     state = floated(after_auction(), "KO", {A: 6}, (1, 3), cash=0, trains=("2",))
     state = dataclasses.replace(state, bank=100)
     state = operating(state, "KO", step=Step.ROUTES)
-    state, _ = play(state, RunRoutes(A, (ev.TrainRun("2", ("K4", "J5"), 200),)))
+    state, _ = play(state, checked_run(A, ev.TrainRun("2", ("K4", "J5"), 200)))
     state, events = play(state, PayDividends(A, False))
     assert events[-1] == ev.BankBroken() and state.result is None
     state, events = play(state, Pass(A))  # KO ends its turn: the set, and the game, are over

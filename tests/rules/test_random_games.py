@@ -53,7 +53,7 @@ def play_random_game(players: int, seed: int) -> tuple[GameState, list[Event]]:
         options = legal_actions(state)
         assert options, f"nobody can act in {state.round}"
         assert {o.seat for o in options} == set(state.acting_seats)
-        command = command_for(choose(options, rng), rng)
+        command = command_for(choose(options, rng), rng, state)
         events = decide(state, command)
         log += events
         state = fold(events, state)
@@ -102,5 +102,5 @@ def test_unlisted_commands_are_rejected_during_random_play() -> None:
                 with pytest.raises(Rejected):
                     decide(state, wrong)
                 checked += 1
-        state = fold(decide(state, command_for(choose(options, rng), rng)), state)
+        state = fold(decide(state, command_for(choose(options, rng), rng, state)), state)
     assert checked > 50

@@ -18,6 +18,7 @@ class CreateGame:
     beginner_game: bool = False
     fixed_seat_order: bool = False
     title: str = "1889"
+    trust_submitted_revenue: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +90,26 @@ class PlaceToken:
 
 
 @dataclass(frozen=True, slots=True)
+class RouteSubmission:
+    """One train's route as a player submits it: the hexes visited in order, or one hex
+    sequence per piece between revenue centres (the site's newer `connections` form).
+    `revenue` is what an imported log claims; it counts only in games that trust it."""
+
+    train: str
+    hexes: tuple[str, ...] = ()
+    connections: tuple[tuple[str, ...], ...] = ()
+    revenue: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class RunRoutes:
-    """Rulebook 8.5: the operating corporation's routes. The rules service checks them and fills
-    in each revenue before deciding, so the events record what was earned."""
+    """Rulebook 8.5: the operating corporation's routes. The rules service has them checked
+    (and their revenue computed) by the routes service before deciding, and puts the result in
+    `priced`, so that the events record what was earned."""
 
     seat: int
-    routes: tuple[TrainRun, ...]
+    routes: tuple[RouteSubmission, ...]
+    priced: tuple[TrainRun, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,18 +28,21 @@ def decide(state: GameState, command: Command) -> list[Event]:
             raise Rejected("GAME_OVER", "the game has ended")
         return [game_ended(state, "ended")]
     _check_turn(state, command)
-    return with_consequences(state, [_decide_in_round(state, command)])
+    return with_consequences(state, _decide_in_round(state, command))
 
 
-def _decide_in_round(state: GameState, command: PlayerCommand) -> Event:
+def _decide_in_round(state: GameState, command: PlayerCommand) -> list[Event]:
+    decided: Event | list[Event]
     match state.round:
         case PrivateAuction() as current:
-            return auction.decide(state, current, command)
+            decided = auction.decide(state, current, command)
         case StockRound() as current:
-            return stock_round.decide(state, current, command)
+            decided = stock_round.decide(state, current, command)
         case OperatingRound() as current:
-            return operating_round.decide(state, current, command)
-    raise Rejected("NO_ROUND", "no round is being played")
+            decided = operating_round.decide(state, current, command)
+        case _:
+            raise Rejected("NO_ROUND", "no round is being played")
+    return decided if isinstance(decided, list) else [decided]
 
 
 def _check_turn(state: GameState, command: PlayerCommand) -> None:
@@ -81,7 +84,7 @@ def _only_pass(state: GameState) -> list[Event]:
         return []
     options = legal_actions(state)
     if len(options) == 1 and isinstance(options[0], PassOption):
-        return [_decide_in_round(state, Pass(options[0].seat))]
+        return _decide_in_round(state, Pass(options[0].seat))
     return []
 
 

@@ -45,6 +45,8 @@ class GameCreated(Event):
     players: tuple[SeatedPlayer, ...]
     beginner_game: bool
     bank: int
+    #: Replays of old site logs: a run's stored revenue is taken as it is (docs/rules-notes.md).
+    trust_submitted_revenue: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +311,8 @@ class TileLaid(Event):
     tile: str
     rotation: int
     cost: int
+    #: A private company's ability that laid it, outside the track step (rulebook 15).
+    ability: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,6 +448,24 @@ class PrivateSoldToCorporation(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class AbilityOffered(Event):
+    """Rulebook 15 (ER): the seller of `company` may now lay a tile through its ability, for
+    `corporation`, before the corporation's turn goes on."""
+
+    TYPE: ClassVar[str] = "AbilityOffered"
+    company: str
+    seat: int
+    corporation: str
+
+
+@dataclass(frozen=True, slots=True)
+class AbilityDeclined(Event):
+    TYPE: ClassVar[str] = "AbilityDeclined"
+    company: str
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class OperatingTurnEnded(Event):
     TYPE: ClassVar[str] = "OperatingTurnEnded"
     corporation: str
@@ -530,6 +552,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TrainsOverLimit,
         TrainDiscarded,
         PrivateSoldToCorporation,
+        AbilityOffered,
+        AbilityDeclined,
         OperatingTurnEnded,
         OperatingRoundEnded,
         BankBroken,

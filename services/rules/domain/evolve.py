@@ -55,6 +55,7 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
     return GameState(
         title=event.title,
         beginner_game=event.beginner_game,
+        trust_submitted_revenue=event.trust_submitted_revenue,
         bank=event.bank,
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
         corporations=tuple(Corporation(c.id) for c in load_title(event.title).corporations),
@@ -417,7 +418,17 @@ def _tile_laid(state: GameState, event: ev.TileLaid) -> GameState:
         state, board=board.apply_lay(state.board, event.hex, event.tile, event.rotation)
     )
     state = _corporation_receives(state, event.corporation, -event.cost)
+    if event.ability:
+        return _with_round(state, ability=None)
     return _with_round(state, step=Step.TOKEN)
+
+
+def _ability_offered(state: GameState, event: ev.AbilityOffered) -> GameState:
+    return _with_round(state, ability=(event.company, event.seat))
+
+
+def _ability_declined(state: GameState, event: ev.AbilityDeclined) -> GameState:
+    return _with_round(state, ability=None)
 
 
 def _token_placed(state: GameState, event: ev.TokenPlaced) -> GameState:
@@ -648,6 +659,8 @@ _HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
     ev.TrainDiscarded: _train_discarded,  # type: ignore[dict-item]
     ev.PrivateSoldToCorporation: _private_sold_to_corporation,  # type: ignore[dict-item]
     ev.OperatingTurnEnded: _operating_turn_ended,  # type: ignore[dict-item]
+    ev.AbilityOffered: _ability_offered,  # type: ignore[dict-item]
+    ev.AbilityDeclined: _ability_declined,  # type: ignore[dict-item]
     ev.OperatingRoundEnded: _operating_round_ended,  # type: ignore[dict-item]
     ev.BankBroken: _bank_broken,  # type: ignore[dict-item]
     ev.PlayerBankrupt: _player_bankrupt,  # type: ignore[dict-item]

@@ -43,19 +43,29 @@ def situation(state: GameState) -> board.Situation:
     )
 
 
-def actor(corporation: Corporation) -> board.Actor:
-    return board.Actor(corporation=corporation.id, cash=corporation.cash)
+def actor(corporation: Corporation, ability: str | None = None) -> board.Actor:
+    return board.Actor(corporation=corporation.id, cash=corporation.cash, ability=ability)
 
 
-def lays(state: GameState, corporation: Corporation) -> tuple[board.LayOption, ...]:
-    return board.legal_lays(position(state), situation(state), actor(corporation))
+def lays(
+    state: GameState, corporation: Corporation, ability: str | None = None
+) -> tuple[board.LayOption, ...]:
+    return board.legal_lays(position(state), situation(state), actor(corporation, ability))
 
 
 def check_lay(
-    state: GameState, corporation: Corporation, hex_: str, tile: str, rotation: int
+    state: GameState,
+    corporation: Corporation,
+    hex_: str,
+    tile: str,
+    rotation: int,
+    ability: str | None = None,
 ) -> board.LayOption:
     found = board.check_lay(
-        position(state), situation(state), actor(corporation), board.Lay(hex_, tile, rotation)
+        position(state),
+        situation(state),
+        actor(corporation, ability),
+        board.Lay(hex_, tile, rotation),
     )
     if isinstance(found, board.Rejection):
         raise as_rejected(found)

@@ -198,10 +198,13 @@ def _forced_purchase_options(state: GameState, corporation: Corporation) -> list
     needed = price - corporation.cash
     if president.cash >= needed:
         return [BuyTrainOption(train, source, price, price, "", needed, corporation.president)]
-    sales = emergency_sales(state, corporation, needed - president.cash)
-    if sales:
-        return list(sales)
-    return [BankruptcyOption(corporation.president)]
+    short = needed - president.cash
+    sales: list[LegalAction] = list(emergency_sales(state, corporation, short))
+    if sum(o.max_count * o.price for o in sales if isinstance(o, SellOption)) >= short:
+        return sales
+    # Selling all they may does not raise enough: the president may sell some first, but goes
+    # bankrupt in the end, and bankruptcy sells what is left (8.7.6).
+    return [*sales, BankruptcyOption(corporation.president)]
 
 
 def emergency_sales(state: GameState, corporation: Corporation, short: int) -> list[SellOption]:
@@ -260,6 +263,13 @@ def legal_actions(state: GameState, round_: OperatingRound) -> list[LegalAction]
     if not round_.current:
         return []
     corporation = _current(state, round_)
+    if round_.ability is not None:
+        company, seat = round_.ability
+        lays = [
+            LayTileOption(o.hex, o.tile, o.rotation, o.cost, seat)
+            for o in on_the_board.lays(state, corporation, company)
+        ]
+        return [*lays, PassOption(seat)]
     seat = corporation.president
     privates: list[LegalAction] = list(corporation_private_options(state, corporation))
     match round_.step:
@@ -287,7 +297,9 @@ def legal_actions(state: GameState, round_: OperatingRound) -> list[LegalAction]
 # ---- decide --------------------------------------------------------------------------------
 
 
-def decide(state: GameState, round_: OperatingRound, command: PlayerCommand) -> ev.Event:
+def decide(
+    state: GameState, round_: OperatingRound, command: PlayerCommand
+) -> ev.Event | list[ev.Event]:
     return _decide(state, round_, command)
 
 
@@ -302,6 +314,11 @@ def next_events(state: GameState, round_: OperatingRound, last: ev.Event) -> lis
         return [after_round(state, last)]
     if isinstance(last, ev.PlayerBankrupt):
         return [game_ended(state, "bankrupt")]
+    if (
+        isinstance(last, ev.PrivateSoldToCorporation)
+        and load_title(state.title).private(last.company).lay_when_sold
+    ):
+        return [ev.AbilityOffered(last.company, last.seat, last.corporation)]
     follow = next_event(state)
     return [follow] if follow is not None else []
 
@@ -314,10 +331,14 @@ def _not_now(command: PlayerCommand, round_: OperatingRound) -> Rejected:
     )
 
 
-def _decide(state: GameState, round_: OperatingRound, command: PlayerCommand) -> ev.Event:
+def _decide(
+    state: GameState, round_: OperatingRound, command: PlayerCommand
+) -> ev.Event | list[ev.Event]:
     if round_.discarding:
         return _decide_discard(state, round_, command)
     corporation = _current(state, round_)
+    if round_.ability is not None:
+        return _decide_ability(state, corporation, round_.ability, command)
     if isinstance(command, BuyPrivateForCorporation):
         return _decide_private(state, corporation, command)
     match round_.step, command:
@@ -329,8 +350,10 @@ def _decide(state: GameState, round_: OperatingRound, command: PlayerCommand) ->
         case Step.TOKEN, PlaceToken(hex=hex_, city=city):
             token = on_the_board.check_token(state, corporation, hex_, city)
             return ev.TokenPlaced(corporation.id, hex_, city, token.cost)
-        case Step.ROUTES, RunRoutes(routes=routes):
-            return _decide_routes(state, corporation, routes)
+        case Step.ROUTES, RunRoutes(priced=priced):
+            if priced is None:
+                raise Rejected("ROUTES_NOT_CHECKED", "routes must be checked before running")
+            return _decide_routes(state, corporation, priced)
         case Step.DIVIDEND, PayDividends(payout=payout):
             if payout:
                 return dividends_paid(state, corporation, round_.revenue)
@@ -338,7 +361,7 @@ def _decide(state: GameState, round_: OperatingRound, command: PlayerCommand) ->
         case Step.TRAINS, BuyTrain():
             return _decide_train(state, round_, corporation, command)
         case Step.TRAINS, SellShares(corporation=sold, count=count):
-            return _decide_emergency_sale(state, corporation, sold, count)
+            return _decide_emergency_sale(state, round_, corporation, sold, count)
         case Step.TRAINS, DeclareBankruptcy(seat=seat):
             if not any(
                 isinstance(o, BankruptcyOption)
@@ -347,9 +370,7 @@ def _decide(state: GameState, round_: OperatingRound, command: PlayerCommand) ->
                 raise Rejected(
                     "NOT_BANKRUPT", "bankruptcy only when no legal sale raises enough (8.7.6)"
                 )
-            return ev.PlayerBankrupt(
-                seat=seat, corporation=corporation.id, cash=state.player(seat).cash
-            )
+            return _bankruptcy(state, corporation, seat)
         case Step.TRAINS, Pass():
             if must_buy_train(state, corporation):
                 raise Rejected(
@@ -359,6 +380,46 @@ def _decide(state: GameState, round_: OperatingRound, command: PlayerCommand) ->
                 )
             return ev.OperatingTurnEnded(corporation=corporation.id)
     raise _not_now(command, round_)
+
+
+def _decide_ability(
+    state: GameState, corporation: Corporation, ability: tuple[str, int], command: PlayerCommand
+) -> ev.Event:
+    company, seat = ability
+    match command:
+        case LayTile(hex=hex_, tile=tile, rotation=rotation):
+            lay = on_the_board.check_lay(state, corporation, hex_, tile, rotation, company)
+            return ev.TileLaid(corporation.id, hex_, tile, rotation, lay.cost, ability=company)
+        case Pass():
+            return ev.AbilityDeclined(company=company, seat=seat)
+    raise Rejected(
+        "ABILITY_PENDING",
+        f"the seller of {company} may first use its ability, or pass (rulebook 15)",
+        details={"company": company},
+    )
+
+
+def _bankruptcy(state: GameState, corporation: Corporation, seat: int) -> list[ev.Event]:
+    """8.7.6: the president sells all they legally may, then all their cash goes to the
+    corporation and they are bankrupt."""
+    market = load_market(state.title)
+    sales: list[ev.Event] = []
+    raised = 0
+    for option in emergency_sales(state, corporation, short=10**9):
+        other = state.corporation(option.corporation)
+        assert other.position is not None
+        sales.append(
+            ev.SharesSold(
+                seat=seat,
+                corporation=option.corporation,
+                count=option.max_count,
+                price=option.price,
+                position=market.down(other.position, option.max_count),
+            )
+        )
+        raised += option.max_count * option.price
+    cash = state.player(seat).cash + raised
+    return [*sales, ev.PlayerBankrupt(seat=seat, corporation=corporation.id, cash=cash)]
 
 
 def _decide_discard(state: GameState, round_: OperatingRound, command: PlayerCommand) -> ev.Event:
@@ -452,20 +513,17 @@ def _decide_train(
 
 
 def _decide_emergency_sale(
-    state: GameState, corporation: Corporation, sold: str, count: int
+    state: GameState, round_: OperatingRound, corporation: Corporation, sold: str, count: int
 ) -> ev.Event:
-    _train, _source, price = cheapest_available(state)
-    president = state.player(corporation.president)
-    short = price - corporation.cash - president.cash
-    allowed = (
-        {o.corporation: o for o in emergency_sales(state, corporation, short)} if short > 0 else {}
+    option = next(
+        (
+            o
+            for o in _train_step_options(state, round_, corporation)
+            if isinstance(o, SellOption) and o.corporation == sold
+        ),
+        None,
     )
-    option = allowed.get(sold)
-    if (
-        option is None
-        or not must_buy_train(state, corporation)
-        or not 1 <= count <= option.max_count
-    ):
+    if option is None or not 1 <= count <= option.max_count:
         raise Rejected(
             "CANNOT_SELL",
             "shares are sold in an operating round only to raise a forced train purchase, "
@@ -475,7 +533,7 @@ def _decide_emergency_sale(
     other = state.corporation(sold)
     assert other.position is not None
     return ev.SharesSold(
-        seat=president.seat,
+        seat=corporation.president,
         corporation=sold,
         count=count,
         price=option.price,

@@ -43,6 +43,7 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
             players=command.players,
             beginner_game=command.beginner_game,
             bank=title.bank,
+            trust_submitted_revenue=command.trust_submitted_revenue,
         ),
         ev.PlayerOrderDrawn(order=tuple(order)),
         ev.StartingCapitalDealt(amount=rules.starting_capital),

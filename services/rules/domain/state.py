@@ -136,6 +136,8 @@ class OperatingRound:
     revenue: int = 0
     discarding: tuple[str, ...] = ()
     privates_paid: bool = False
+    #: A private's ability the given seat may use now (company, seat), e.g. ER when sold.
+    ability: tuple[str, int] | None = None
 
 
 Round = PrivateAuction | StockRound | OperatingRound
@@ -151,6 +153,7 @@ class GameResult:
 class GameState:
     title: str = ""
     beginner_game: bool = False
+    trust_submitted_revenue: bool = False
     bank: int = 0
     players: tuple[Player, ...] = ()  # in play order once drawn
     round: Round | None = None
@@ -197,6 +200,8 @@ class GameState:
         match self.round:
             case PrivateAuction(closed=ClosedAuction() as closed):
                 return (closed.acting,)
+            case OperatingRound(ability=(_company, seat)):
+                return (seat,)
             case OperatingRound(discarding=(first, *_)):
                 return (self.corporation(first).president,)
             case OperatingRound(current=current) if current:

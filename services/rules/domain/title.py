@@ -22,6 +22,7 @@ class PrivateCompany:
     revenue: int
     min_players: int
     beginner_min_players: int
+    lay_when_sold: bool = False
 
 
 @dataclass(frozen=True, slots=True)

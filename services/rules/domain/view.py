@@ -117,6 +117,11 @@ def _round(state: GameState) -> dict[str, Any] | None:
                 "revenue": operating.revenue,
                 "operated": sorted(operating.operated),
                 "discarding": list(operating.discarding),
+                "ability": (
+                    {"company": operating.ability[0], "seat": operating.ability[1]}
+                    if operating.ability
+                    else None
+                ),
             }
     return None
 
