@@ -1,0 +1,141 @@
+"""The solver against an exhaustive search on thousands of random small graphs.
+
+`SHIKOKU_PROPERTY_SCALE=20 pytest tests/routes/test_property.py` multiplies the number of graphs
+for a soak run.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from itertools import pairwise
+
+from services.routes.graph import Route, TrackGraph
+from services.routes.index import build_index
+from services.routes.rules import Walk, check_disjoint
+from services.routes.solver import solve
+from services.routes.validation import (
+    ConnectionRoute,
+    HexRoute,
+    NodeRoute,
+    SubmittedRoute,
+    evaluate,
+)
+
+from .brute import IDLE, TooMany, brute_force, simple_walks, undirected_key
+from .randgraph import random_graph
+
+SCALE = float(os.environ.get("SHIKOKU_PROPERTY_SCALE", "1"))
+#: Graphs compared with the exhaustive search, and graphs for the (slower) validation checks.
+GRAPHS = max(1, int(1000 * SCALE))
+CHECKED_GRAPHS = max(1, int(300 * SCALE))
+#: Graphs with more walks than this are skipped: the exhaustive search would be slow.
+MAX_WALKS = 400
+
+Walks = list[tuple[tuple[str, ...], tuple[str, ...]]]
+
+
+def small_graphs(seed: int, count: int) -> Iterator[tuple[int, TrackGraph, Walks]]:
+    rng = random.Random(seed)
+    made = 0
+    while made < count:
+        graph = random_graph(rng)
+        try:
+            walks = simple_walks(graph, limit=MAX_WALKS)
+        except TooMany:
+            continue
+        yield made, graph, walks
+        made += 1
+
+
+def hexes_of(graph: TrackGraph, nodes: tuple[str, ...], segments: tuple[str, ...]) -> list[str]:
+    """The hex sequence of a walk: centre and segment hexes, repeats merged."""
+    node_hex = {n.id: n.hex for n in graph.nodes if n.is_centre}
+    segment_hex = {s.id: s.hex for s in graph.segments}
+    out: list[str] = []
+    for i, node in enumerate(nodes):
+        for h in ([node_hex[node]] if node in node_hex else []) + (
+            [segment_hex[segments[i]]] if i < len(segments) else []
+        ):
+            if not out or out[-1] != h:
+                out.append(h)
+    return out
+
+
+def pieces_of(graph: TrackGraph, route: Route) -> tuple[tuple[str, ...], ...]:
+    """The route as hex sequences between consecutive centres (the `connections` form)."""
+    centres = {n.id for n in graph.nodes if n.is_centre}
+    cuts = [i for i, n in enumerate(route.nodes) if n in centres]
+    return tuple(
+        tuple(hexes_of(graph, route.nodes[a : b + 1], route.segments[a:b]))
+        for a, b in pairwise(cuts)
+    )
+
+
+def test_the_solver_finds_the_exhaustive_optimum_and_its_tie_break() -> None:
+    for n, graph, walks in small_graphs(1889, GRAPHS):
+        expected = brute_force(graph, walks)
+        solution = solve(graph)
+        context = f"graph #{n}: {graph}"
+        assert solution.proven, context
+        assert solution.revenue == expected.revenue, context
+        by_train = {r.train: r for r in solution.routes}
+        key = tuple(
+            IDLE
+            if (r := by_train.get(t)) is None
+            else (-r.revenue, undirected_key(r.nodes, r.segments))
+            for t in range(len(graph.trains))
+        )
+        assert key == expected.key, context
+
+
+def test_every_solution_passes_validation_in_every_form() -> None:
+    for n, graph, _ in small_graphs(1890, CHECKED_GRAPHS):
+        solution = solve(graph)
+        context = f"graph #{n}: {graph}"
+        forms: list[list[SubmittedRoute]] = [
+            [NodeRoute(r.train, r.nodes) for r in solution.routes],
+            [HexRoute(r.train, tuple(hexes_of(graph, r.nodes, r.segments)))
+             for r in solution.routes],
+            [ConnectionRoute(r.train, pieces_of(graph, r)) for r in solution.routes],
+        ]
+        for form in forms:
+            check = evaluate(graph, form)
+            assert check.ok, (context, form, check.violation)
+            assert check.revenue == solution.revenue, (context, form)
+        exact = evaluate(graph, forms[0])
+        assert exact.routes == solution.routes or {
+            (r.train, r.revenue, frozenset(r.segments)) for r in exact.routes
+        } == {(r.train, r.revenue, frozenset(r.segments)) for r in solution.routes}, context
+
+
+def test_validation_never_accepts_more_than_the_optimum() -> None:
+    rng = random.Random(7)
+    accepted = 0
+    for n, graph, walks in small_graphs(1891, CHECKED_GRAPHS):
+        if not walks or not graph.trains:
+            continue
+        best = solve(graph).revenue
+        index = build_index(graph)
+        for _ in range(3):
+            trains = rng.sample(range(len(graph.trains)), rng.randint(1, len(graph.trains)))
+            submitted: list[SubmittedRoute] = []
+            for t in trains:
+                nodes, segments = rng.choice(walks)
+                centres = tuple(x for x in nodes if index.is_centre[index.node_index[x]])
+                forms: list[SubmittedRoute] = [
+                    NodeRoute(t, nodes),
+                    NodeRoute(t, centres),
+                    HexRoute(t, tuple(hexes_of(graph, nodes, segments))),
+                ]
+                submitted.append(rng.choice(forms))
+            check = evaluate(graph, submitted)
+            if check.ok:
+                accepted += 1
+                assert check.revenue <= best, (n, graph, submitted)
+                walks_read = [Walk(r.train, r.nodes, r.segments) for r in check.routes]
+                assert check_disjoint(index, walks_read) is None
+            else:
+                assert check.violation is not None and check.revenue == 0
+    assert accepted > CHECKED_GRAPHS // 10, "the random submissions exercise accepted routes too"
