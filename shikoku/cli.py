@@ -8,6 +8,8 @@ import importlib
 import sys
 from pathlib import Path
 
+from shikoku.config import Addresses
+
 SERVE_MODULES = {
     "rules": "services.rules.server",
     "routes": "services.routes.server",
@@ -31,11 +33,43 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=sorted(SERVE_MODULES))
 
+    routes = commands.add_parser(
+        "routes", help="the best routes of corporations at a board position (JSON file)"
+    )
+    routes.add_argument("position", type=Path, help="position file (see docs/routes.md)")
+    routes.add_argument("--corporation", help="the corporation to run, e.g. AR")
+    routes.add_argument("--all", action="store_true", help="every corporation with trains")
+    routes.add_argument("--json", action="store_true", help="one JSON object per corporation")
+
+    site = commands.add_parser(
+        "import", help="replay an 18xx.games game export and compare the final scores"
+    )
+    site.add_argument("file", type=Path, help="the site's game export (JSON)")
+    site.add_argument(
+        "--gateway",
+        default=Addresses.from_env().gateway,
+        help="the gateway to play through (default: the one `make run` starts)",
+    )
+    site.add_argument(
+        "--in-process",
+        action="store_true",
+        help="start Redis and the services for this command alone, on free ports",
+    )
+    site.add_argument("--json", action="store_true", help="print one JSON object instead")
+
     args = parser.parse_args(argv)
     if args.command == "run":
         from shikoku.supervisor import run as run_all
 
         return run_all(durable=args.durable, data_dir=args.data_dir)
+    if args.command == "routes":
+        from services.routes.position_file import main as routes_main
+
+        return routes_main(args.position, args.corporation, args.all, args.json)
+    if args.command == "import":
+        from shikoku.sitelog.command import import_game
+
+        return import_game(args.file, args.gateway, args.in_process, args.json)
     if args.command == "serve":
         module = importlib.import_module(SERVE_MODULES[args.service])
         asyncio.run(module.main())

@@ -39,7 +39,7 @@ async def abort(context: Context, rejection: Rejected) -> None:
     )
 
 
-def from_rpc_error(error: grpc.aio.AioRpcError) -> Rejected | None:
+def from_rpc_error(error: grpc.aio.AioRpcError | grpc.RpcError) -> Rejected | None:
     """The Rejected carried by an upstream error, so the gateway can pass it on intact."""
     for key, value in cast(Metadata, error.trailing_metadata() or ()):
         if key == "grpc-status-details-bin" and isinstance(value, bytes):

@@ -32,7 +32,9 @@ def table_to_proto(table: tables.Table) -> lobby_pb2.Table:
         display_name=table.display_name,
         seat_count=len(table.seats),
         options=lobby_pb2.TableOptions(
-            beginner_game=table.beginner_game, fixed_seat_order=table.fixed_seat_order
+            beginner_game=table.beginner_game,
+            fixed_seat_order=table.fixed_seat_order,
+            trust_submitted_revenue=table.trust_submitted_revenue,
         ),
         seats=[
             lobby_pb2.Seat(number=s.number, player_name=s.player_name, taken=s.taken)
@@ -112,6 +114,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 request.options.beginner_game,
                 request.options.fixed_seat_order,
                 credential_hash(host_credential),
+                request.options.trust_submitted_revenue,
             )
             table = await self._repo.append(table_id, 0, events)
         except Rejected as rejection:
@@ -195,6 +198,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                         players=players,
                         beginner_game=table.beginner_game,
                         fixed_seat_order=table.fixed_seat_order,
+                        trust_submitted_revenue=table.trust_submitted_revenue,
                     ),
                     timeout=10,
                 )

@@ -31,6 +31,7 @@ class Table:
     display_name: str = ""
     beginner_game: bool = False
     fixed_seat_order: bool = False
+    trust_submitted_revenue: bool = False
     host_credential_hash: str = ""
     seats: tuple[Seat, ...] = ()
     game_id: str = ""
@@ -60,6 +61,7 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
                 display_name=data["display_name"],
                 beginner_game=data["beginner_game"],
                 fixed_seat_order=data["fixed_seat_order"],
+                trust_submitted_revenue=data.get("trust_submitted_revenue", False),
                 host_credential_hash=data["host_credential_hash"],
                 seats=tuple(Seat(n) for n in range(1, data["seat_count"] + 1)),
             )
@@ -89,6 +91,7 @@ def create(
     beginner_game: bool,
     fixed_seat_order: bool,
     host_credential_hash: str,
+    trust_submitted_revenue: bool = False,
 ) -> list[LobbyEvent]:
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         raise Rejected(
@@ -106,6 +109,7 @@ def create(
                 "display_name": display_name,
                 "beginner_game": beginner_game,
                 "fixed_seat_order": fixed_seat_order,
+                "trust_submitted_revenue": trust_submitted_revenue,
                 "host_credential_hash": host_credential_hash,
             },
         )

@@ -89,6 +89,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             seed=secrets.randbits(63),
             beginner_game=request.beginner_game,
             fixed_seat_order=request.fixed_seat_order,
+            trust_submitted_revenue=request.trust_submitted_revenue,
         )
         try:
             stored = await self._games.execute(request.game_id, command)

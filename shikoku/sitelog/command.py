@@ -1,0 +1,85 @@
+"""`shikoku import FILE`: replay an 18xx.games export through the gateway and compare scores."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+
+from shikoku.sitelog.export_format import ExportError, SiteGame, load
+from shikoku.sitelog.gateway_table import GatewayTable
+from shikoku.sitelog.replay import Outcome, replay
+from shikoku.supervisor import System
+
+BAR_WIDTH = 30
+CONNECT_SECONDS = 10
+
+
+def import_game(path: Path, gateway: str, in_process: bool, as_json: bool) -> int:
+    """Exit status: 0 when the replay ends as the site's game did, 1 when it diverges, 2 when
+    it cannot start."""
+    try:
+        game = load(path)
+    except (OSError, ExportError) as error:
+        print(f"shikoku import: {path}: {error}", file=sys.stderr)
+        return 2
+    if in_process:
+        with System.on_free_ports(log=sys.stderr) as system:
+            return replay_through(game, system.gateway, as_json)
+    return replay_through(game, gateway, as_json)
+
+
+def replay_through(game: SiteGame, gateway: str, as_json: bool) -> int:
+    with grpc.insecure_channel(gateway) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
+        except grpc.FutureTimeoutError:
+            print(f"shikoku import: no gateway answers at {gateway}", file=sys.stderr)
+            return 2
+        table = GatewayTable(game, channel)
+        outcome = replay(game, table, None if as_json else _progress_bar())
+    if as_json:
+        print(json.dumps(as_document(outcome)))
+    else:
+        print(report(game, outcome))
+    return 0 if outcome.matches(game) else 1
+
+
+def _progress_bar() -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        filled = BAR_WIDTH * done // max(total, 1)
+        sys.stderr.write(f"\r[{'#' * filled}{' ' * (BAR_WIDTH - filled)}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def as_document(outcome: Outcome) -> dict[str, object]:
+    return {
+        "game_id": outcome.game_id,
+        "players": outcome.net_worths,
+        "end_reason": outcome.end_reason,
+        "actions": outcome.actions,
+    }
+
+
+def report(game: SiteGame, outcome: Outcome) -> str:
+    lines = []
+    if (divergence := outcome.divergence) is not None:
+        lines.append(f"diverged at action {divergence.action_id}: {json.dumps(divergence.action)}")
+        lines.append(f"  our game refused it: {divergence.reason}")
+    lines.append(f"{'player':<28} {'ours':>8} {'site':>8}")
+    for player in game.players:
+        ours, site = outcome.net_worths.get(player.id), game.result.get(player.id)
+        mark = "" if ours == site else "  <- differs"
+        lines.append(f"{player.name + ' (' + player.id + ')':<28} {ours!s:>8} {site!s:>8}{mark}")
+    lines.append(
+        f"end: ours {outcome.end_reason or '-'}, site {game.end_reason or '-'}; "
+        f"{outcome.actions} actions replayed"
+    )
+    return "\n".join(lines)
