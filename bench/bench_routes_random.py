@@ -149,8 +149,32 @@ def map_board(rng: random.Random, density: float) -> dict[Cell, Hex]:
     """The 1889 map in a late-game state."""
     board: dict[str, Hex] = {}
     plain = [
-        "D3", "H3", "J3", "B5", "C8", "E8", "I8", "D9", "I10", "K6", "H5", "I6", "E4",
-        "D5", "F5", "C6", "E6", "G6", "D7", "F7", "A8", "G8", "B9", "H9", "H11", "H13",
+        "D3",
+        "H3",
+        "J3",
+        "B5",
+        "C8",
+        "E8",
+        "I8",
+        "D9",
+        "I10",
+        "K6",
+        "H5",
+        "I6",
+        "E4",
+        "D5",
+        "F5",
+        "C6",
+        "E6",
+        "G6",
+        "D7",
+        "F7",
+        "A8",
+        "G8",
+        "B9",
+        "H9",
+        "H11",
+        "H13",
     ]
     for name in plain:
         board[name] = Hex("", TRACK if rng.random() < density else ())

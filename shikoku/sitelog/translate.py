@@ -146,13 +146,14 @@ class Translator:
     def _run_routes(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:
         routes = []
         for route in action["routes"]:
-            hexes = route.get("hexes")
-            if hexes is None:  # the newer form: hex sequences between revenue centres
-                hexes = _joined(route.get("connections") or [])
+            # The newer form has `connections` (hex sequences between revenue centres) and no
+            # revenue; the older, `hexes` and the revenue it earned.
+            connections = [game_pb2.HexPath(hexes=c) for c in route.get("connections") or ()]
             routes.append(
                 game_pb2.RouteRun(
                     train=copy_name(route["train"]),
-                    hexes=hexes,
+                    hexes=route.get("hexes") or (),
+                    connections=connections,
                     revenue=int(route.get("revenue", 0)),
                 )
             )
@@ -197,13 +198,3 @@ class Translator:
 
     def _bankrupt(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:
         return game_pb2.Command(declare_bankruptcy=game_pb2.DeclareBankruptcy())
-
-
-def _joined(connections: list[list[str]]) -> list[str]:
-    """[["K4","J5"],["J5","I6","I4"]] -> ["K4","J5","I6","I4"]."""
-    hexes: list[str] = []
-    for segment in connections:
-        for hex_id in segment:
-            if not hexes or hexes[-1] != hex_id:
-                hexes.append(hex_id)
-    return hexes
