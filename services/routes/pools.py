@@ -39,10 +39,14 @@ class Buckets:
         return self.revenues[0] if self.revenues else 0
 
 
-def bucket(routes: list[RouteRecord], value_class: int, stops: int | None) -> Buckets:
+def bucket(
+    routes: list[RouteRecord], value_class: int, stops: int | None, deadline: float | None
+) -> Buckets:
     shift = FIELD_BITS * value_class
     by_revenue: dict[int, list[RouteRecord]] = {}
-    for rec in routes:
+    for i, rec in enumerate(routes):
+        if i & 65535 == 65535 and deadline is not None and time.monotonic() > deadline:
+            raise DeadlineExceeded
         if stops is not None and rec[2] > stops:
             continue
         revenue = rec[1] >> shift & FIELD_MASK

@@ -18,8 +18,6 @@ with the smaller `walk_key`. `Solution.candidates` is the number of routes enume
 
 from __future__ import annotations
 
-import time
-
 from services.routes.assign import IDLE, FirstOptimal, Optimum
 from services.routes.candidates import (
     DeadlineExceeded,
@@ -31,7 +29,10 @@ from services.routes.candidates import (
 from services.routes.graph import Route, Solution, TrackGraph
 from services.routes.index import GraphIndex, build_index
 from services.routes.order import canonical
-from services.routes.pools import Conflicts, Pool, bucket, greedy, make_pool
+from services.routes.pools import Buckets, Conflicts, Pool, bucket, greedy, make_pool
+
+#: When out of time, the fallback assignment looks at this many of the routes found.
+FALLBACK_ROUTES = 20_000
 
 
 def solve(graph: TrackGraph, deadline: float | None = None) -> Solution:
@@ -56,21 +57,26 @@ def solve(graph: TrackGraph, deadline: float | None = None) -> Solution:
             types.append(key)
         train_type.append(types.index(key))
     value_class = {name: k for k, cls in enumerate(enum.classes) for name in cls}
-    type_buckets = [bucket(enum.routes, value_class[name], s) for name, s in types]
-    buckets = [type_buckets[t] for t in train_type]
     classes = [value_class[t.name] for t in trains]
 
-    by_bound = sorted(range(len(trains)), key=lambda i: (-buckets[i].top, i))
-    lower, fallback = max(
-        (greedy(buckets, order) for order in (by_bound, list(range(len(trains))))),
-        key=lambda found: found[0],
-    )
-    if not enum.complete or _expired(deadline):
-        return _solution(index, classes, fallback, False, len(enum.routes))
+    def grouped(routes: list[RouteRecord], until: float | None) -> list[Buckets]:
+        return [bucket(routes, value_class[name], s, until) for name, s in types]
 
-    upper = sum(b.top for b in buckets)
+    def cut_short() -> Solution:
+        # Out of time: a greedy assignment over (a bounded share of) the routes found so far.
+        some = grouped(enum.routes[:FALLBACK_ROUTES], None)
+        _, chosen = _greedy([some[t] for t in train_type])
+        return _solution(index, classes, chosen, False, len(enum.routes))
+
+    if not enum.complete:
+        return cut_short()
+    try:
+        type_buckets = grouped(enum.routes, deadline)
+    except DeadlineExceeded:
+        return cut_short()
+    lower, best = _greedy([type_buckets[t] for t in train_type])
+    upper = sum(type_buckets[t].top for t in train_type)
     conflicts = Conflicts(enum.connections)
-    best = fallback
     try:
         pools = [
             make_pool(tb, lower - (upper - tb.top), conflicts, deadline) for tb in type_buckets
@@ -87,12 +93,17 @@ def solve(graph: TrackGraph, deadline: float | None = None) -> Solution:
     return _solution(index, classes, best, True, len(enum.routes))
 
 
+def _greedy(buckets: list[Buckets]) -> tuple[int, dict[int, RouteRecord]]:
+    """The better of two greedy assignments: trains by best route first, and in given order."""
+    by_bound = sorted(range(len(buckets)), key=lambda i: (-buckets[i].top, i))
+    return max(
+        (greedy(buckets, order) for order in (by_bound, list(range(len(buckets))))),
+        key=lambda found: found[0],
+    )
+
+
 def _chosen(pools: list[Pool], train_type: list[int], choice: list[int]) -> dict[int, RouteRecord]:
     return {i: pools[train_type[i]].records[p] for i, p in enumerate(choice) if p != IDLE}
-
-
-def _expired(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline
 
 
 def _solution(

@@ -6,11 +6,17 @@ from __future__ import annotations
 import os
 import random
 
+import msgpack
 import pytest
 
 from services.rules.bots import choose, command_for
 from services.rules.domain.decide import decide, legal_actions
-from services.rules.domain.events import CorporationStarted, Event, ShareBought
+from services.rules.domain.events import (
+    CorporationStarted,
+    Event,
+    ShareBought,
+    event_from_payload,
+)
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
 from services.rules.domain.stock_round import certificate_limit, certificates
@@ -73,6 +79,11 @@ def test_random_games_end_and_keep_every_invariant(players: int) -> None:
         assert state.result is not None
         assert state.result.reason in {"bank", "bankrupt"}
         assert fold(log, new_game(players, seed=seed, fixed=False)) == state
+        # As stored: msgpack payloads read back into the same events.
+        stored = [msgpack.unpackb(msgpack.packb(event.payload())) for event in log]
+        assert [
+            event_from_payload(e.TYPE, e.SCHEMA, p) for e, p in zip(log, stored, strict=True)
+        ] == log
 
 
 def test_unlisted_commands_are_rejected_during_random_play() -> None:

@@ -7,10 +7,11 @@ Changing an event's fields means a new SCHEMA and an upcaster, never a rewrite o
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from services.rules.domain.records import from_plain, to_plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,15 +20,8 @@ class Event:
     SCHEMA: ClassVar[int] = 1
 
     def payload(self) -> dict[str, Any]:
-        return {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return value
+        plain: dict[str, Any] = to_plain(self)
+        return plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,36 +556,10 @@ EVENT_TYPES: dict[str, type[Event]] = {
     )
 }
 
-_NESTED: dict[tuple[str, str], type[Any]] = {
-    ("GameCreated", "players"): SeatedPlayer,
-    ("PrivateAuctionStarted", "offer"): PrivateOnOffer,
-    ("PrivateRevenuePaid", "payments"): Payment,
-    ("PrivatesDealt", "deal"): Deal,
-    ("TrainsRan", "routes"): TrainRun,
-    ("DividendsPaid", "dividends"): Dividend,
-    ("GameEnded", "net_worths"): PlayerNetWorth,
-}
-
 
 def event_from_payload(type_name: str, schema: int, payload: Mapping[str, Any]) -> Event:
     """Rebuilds an event from its stored form."""
     cls = EVENT_TYPES[type_name]
     if schema != cls.SCHEMA:
         raise ValueError(f"{type_name} schema {schema} has no upcaster to {cls.SCHEMA}")
-    values: dict[str, Any] = {}
-    for field in dataclasses.fields(cls):
-        if field.name not in payload and field.default is not dataclasses.MISSING:
-            continue
-        raw = payload[field.name]
-        nested = _NESTED.get((type_name, field.name))
-        if nested is not None:
-            values[field.name] = tuple(nested(**_tuple_lists(item)) for item in raw)
-        elif isinstance(raw, list):
-            values[field.name] = tuple(raw)
-        else:
-            values[field.name] = raw
-    return cls(**values)
-
-
-def _tuple_lists(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: tuple(value) if isinstance(value, list) else value for key, value in item.items()}
+    return from_plain(cls, payload)
