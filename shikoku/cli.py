@@ -57,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     site.add_argument("--json", action="store_true", help="print one JSON object instead")
 
+    out = commands.add_parser("export", help="a game of ours in the 18xx.games export format")
+    out.add_argument("game_id")
+    out.add_argument("--gateway", default=Addresses.from_env().gateway)
+    out.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+
     args = parser.parse_args(argv)
     if args.command == "run":
         from shikoku.supervisor import run as run_all
@@ -70,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         from shikoku.sitelog.command import import_game
 
         return import_game(args.file, args.gateway, args.in_process, args.json)
+    if args.command == "export":
+        from shikoku.sitelog.command import export_game
+
+        return export_game(args.game_id, args.gateway, args.output)
     if args.command == "serve":
         module = importlib.import_module(SERVE_MODULES[args.service])
         asyncio.run(module.main())

@@ -17,8 +17,9 @@ from typing import Any, cast
 import msgpack
 from redis.asyncio import Redis
 
-# Appends the batch ARGV[2..] (type, schema version, payload triples) only if the stream's last
-# version is ARGV[1]; returns the new version, or {err} with the actual version on conflict.
+# Appends the batch ARGV[2..] (type, schema version, payload, cause quadruples; an empty cause is
+# not stored) only if the stream's last version is ARGV[1]; returns {1, new version}, or
+# {0, actual version} on conflict.
 _APPEND = """
 local expected = tonumber(ARGV[1])
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
@@ -30,9 +31,14 @@ if current ~= expected then
   return {0, current}
 end
 local version = current
-for i = 2, #ARGV, 3 do
+for i = 2, #ARGV, 4 do
   version = version + 1
-  redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2])
+  if ARGV[i + 3] == '' then
+    redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2])
+  else
+    redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2],
+      'c', ARGV[i + 3])
+  end
 end
 return {1, version}
 """
@@ -65,6 +71,8 @@ class StoredEvent:
     type: str
     schema_version: int
     payload: dict[str, Any]
+    #: On the first event of each appended batch: what caused the batch (e.g. the command).
+    cause: dict[str, Any] | None = None
 
 
 def stream_key(kind: str, aggregate_id: str) -> str:
@@ -73,11 +81,13 @@ def stream_key(kind: str, aggregate_id: str) -> str:
 
 
 def _decode(entry_id: bytes, fields: Mapping[bytes, bytes]) -> StoredEvent:
+    cause = fields.get(b"c")
     return StoredEvent(
         version=int(entry_id.split(b"-", 1)[0]),
         type=fields[b"t"].decode(),
         schema_version=int(fields[b"v"]),
         payload=msgpack.unpackb(fields[b"d"]),
+        cause=msgpack.unpackb(cause) if cause else None,
     )
 
 
@@ -93,13 +103,24 @@ class EventStore:
         return stream_key(self._kind, aggregate_id)
 
     async def append(
-        self, aggregate_id: str, expected_version: int, events: Sequence[NewEvent]
+        self,
+        aggregate_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        cause: Mapping[str, Any] | None = None,
     ) -> int:
         """Appends `events` atomically if the stream is at `expected_version`; returns the new
-        version. Raises VersionConflict, writing nothing, otherwise."""
+        version. Raises VersionConflict, writing nothing, otherwise. `cause` (what led to the
+        batch, e.g. the command) is kept with the batch's first event."""
         args: list[Any] = [expected_version]
-        for event in events:
-            args += [event.type, event.schema_version, msgpack.packb(dict(event.payload))]
+        for index, event in enumerate(events):
+            stored_cause = msgpack.packb(dict(cause)) if cause is not None and index == 0 else b""
+            args += [
+                event.type,
+                event.schema_version,
+                msgpack.packb(dict(event.payload)),
+                stored_cause,
+            ]
         key = self.key(aggregate_id)
         ok, version = await self._append(keys=[key], args=args)
         if not ok:

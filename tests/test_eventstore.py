@@ -84,3 +84,13 @@ async def test_follow_yields_old_events_then_new_ones_as_appended(
     await store.append("g-1", 2, batch("C", "D"))
     await asyncio.wait_for(watcher, 5)
     assert seen == [2, 3, 4]
+
+
+async def test_a_batch_keeps_its_cause_on_its_first_event(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    store = EventStore(redis_client, "game")
+    await store.append("g-1", 0, batch("A", "B"), cause={"type": "Pass", "seat": 2})
+    await store.append("g-1", 2, batch("C"))
+    causes = [event.cause for event in await store.read("g-1")]
+    assert causes == [{"type": "Pass", "seat": 2}, None, None]

@@ -59,6 +59,10 @@ def bucket(
     return Buckets(by_revenue, sorted(by_revenue, reverse=True))
 
 
+#: How many routes `greedy` looks at per train at most (it is only a first guess).
+GREEDY_LOOKS = 50_000
+
+
 def greedy(buckets: list[Buckets], order: list[int]) -> tuple[int, dict[int, RouteRecord]]:
     """Trains in `order` each take their best route that fits: a feasible assignment."""
     used = 0
@@ -66,12 +70,16 @@ def greedy(buckets: list[Buckets], order: list[int]) -> tuple[int, dict[int, Rou
     chosen: dict[int, RouteRecord] = {}
     for i in order:
         b = buckets[i]
+        looks = GREEDY_LOOKS
         for revenue in b.revenues:
-            rec = next((r for r in b.by_revenue[revenue] if not used & r[0]), None)
+            group = b.by_revenue[revenue][:looks]
+            rec = next((r for r in group if not used & r[0]), None)
+            looks -= len(group)
             if rec is not None:
                 used |= rec[0]
                 total += revenue
                 chosen[i] = rec
+            if rec is not None or looks <= 0:
                 break
     return total, chosen
 
@@ -196,7 +204,11 @@ def make_pool(
             else:
                 group_positions.append(p)
     n = len(records)
-    containing = {u: _bitset(ps, n) for u, ps in positions.items()}
+    containing: dict[int, int] = {}
+    for u, ps in positions.items():
+        if deadline is not None and time.monotonic() > deadline:
+            raise DeadlineExceeded
+        containing[u] = _bitset(ps, n)
     return Pool(revenues, records, uids, levels, level_start, (1 << n) - 1, containing, conflicts)
 
 

@@ -169,13 +169,16 @@ def struct(document: dict[str, Any]) -> struct_pb2.Struct:
 
 
 def event_to_proto(game_id: str, event: StoredEvent) -> game_pb2.GameEvent:
-    return game_pb2.GameEvent(
+    message = game_pb2.GameEvent(
         game_id=game_id,
         version=event.version,
         type=event.type,
         schema_version=event.schema_version,
         payload=struct(event.payload),
     )
+    if event.cause is not None:
+        message.command.CopyFrom(struct(event.cause))
+    return message
 
 
 def legal_action_to_proto(action: LegalAction) -> game_pb2.LegalAction:

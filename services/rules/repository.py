@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 
-from services.rules.domain.commands import Command
+from services.rules.domain.commands import Command, command_to_plain
 from services.rules.domain.decide import decide
 from services.rules.domain.events import Event, event_from_payload
 from services.rules.domain.evolve import fold
@@ -69,16 +69,18 @@ class GameRepository:
                 loaded = Loaded(0, GameState())
             ready = await prepare(loaded.state, command) if prepare else command
             events = decide(loaded.state, ready)
+            cause = command_to_plain(ready)
             try:
                 version = await self._store.append(
-                    game_id, loaded.version, [to_new_event(e) for e in events]
+                    game_id, loaded.version, [to_new_event(e) for e in events], cause
                 )
             except VersionConflict:
                 continue
             first = version - len(events) + 1
             self._latest[game_id] = Loaded(version, fold(events, loaded.state))
             return [
-                StoredEvent(first + i, e.TYPE, e.SCHEMA, e.payload()) for i, e in enumerate(events)
+                StoredEvent(first + i, e.TYPE, e.SCHEMA, e.payload(), cause if i == 0 else None)
+                for i, e in enumerate(events)
             ]
         raise Rejected(
             "CONTENDED",

@@ -1,4 +1,5 @@
-"""`shikoku import FILE`: replay an 18xx.games export through the gateway and compare scores."""
+"""`shikoku import FILE`: replay an 18xx.games export through the gateway and compare scores;
+`shikoku export GAME_ID`: a game of ours in the 18xx.games export format."""
 
 from __future__ import annotations
 
@@ -6,13 +7,18 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
+from google.protobuf import json_format
 
+from services.rules.domain.events import Event, event_from_payload
 from shikoku.sitelog.export_format import ExportError, SiteGame, load
+from shikoku.sitelog.exporter import batches_from, export
 from shikoku.sitelog.gateway_table import GatewayTable
 from shikoku.sitelog.replay import Outcome, replay
 from shikoku.supervisor import System
+from shikoku.v1 import game_pb2, game_pb2_grpc
 
 BAR_WIDTH = 30
 CONNECT_SECONDS = 10
@@ -83,3 +89,58 @@ def report(game: SiteGame, outcome: Outcome) -> str:
         f"{outcome.actions} actions replayed"
     )
     return "\n".join(lines)
+
+
+def export_game(game_id: str, gateway: str, out: Path | None) -> int:
+    """Writes the game's 18xx.games export (JSON) to `out` or stdout."""
+    with grpc.insecure_channel(gateway) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
+        except grpc.FutureTimeoutError:
+            print(f"shikoku export: no gateway answers at {gateway}", file=sys.stderr)
+            return 2
+        try:
+            stored = read_log(game_pb2_grpc.GameServiceStub(channel), game_id)
+        except grpc.RpcError as error:
+            print(f"shikoku export: {error.details()}", file=sys.stderr)
+            return 2
+    document = export(game_id, batches_from(stored))
+    text = json.dumps(document, indent=1)
+    if out is None:
+        print(text)
+    else:
+        out.write_text(text + "\n")
+    return 0
+
+
+def read_log(
+    games: game_pb2_grpc.GameServiceStub, game_id: str
+) -> list[tuple[dict[str, Any] | None, Event]]:
+    """Every event of the game so far, with the command stored on each batch's first."""
+    version = games.GetState(game_pb2.GetStateRequest(game_id=game_id), timeout=30).version
+    stored: list[tuple[dict[str, Any] | None, Event]] = []
+    stream = games.StreamEvents(game_pb2.StreamEventsRequest(game_id=game_id, from_version=1))
+    for message in stream:
+        payload = _integral(json_format.MessageToDict(message.payload))
+        event = event_from_payload(message.type, message.schema_version, payload)
+        cause = (
+            _integral(json_format.MessageToDict(message.command))
+            if message.HasField("command")
+            else None
+        )
+        stored.append((cause, event))
+        if message.version >= version:
+            stream.cancel()  # type: ignore[no-untyped-call]
+            break
+    return stored
+
+
+def _integral(value: Any) -> Any:
+    """JSON numbers come back as floats: whole ones were ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value

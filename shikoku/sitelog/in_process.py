@@ -6,7 +6,7 @@ from typing import Any
 
 from services.routes.validation import evaluate
 from services.rules.codec import command_from_proto
-from services.rules.domain.commands import CreateGame, RunRoutes
+from services.rules.domain.commands import Command, CreateGame, RunRoutes
 from services.rules.domain.commands import EndGame as EndGameCommand
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import Event, SeatedPlayer
@@ -16,6 +16,7 @@ from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
 from services.rules.route_pricing import price_in_process
 from shikoku.sitelog.export_format import SiteGame
+from shikoku.sitelog.exporter import Batch
 from shikoku.sitelog.translate import Submit
 
 
@@ -32,8 +33,10 @@ class InProcessTable:
             title=game.title,
             trust_submitted_revenue=game.stores_revenue,
         )
-        self.events: list[Event] = decide(GameState(), create)
-        self.state = fold(self.events)
+        self.state = GameState()
+        self.events: list[Event] = []
+        self.batches: list[Batch] = []
+        self._apply(create)
 
     def view(self) -> dict[str, Any]:
         return state_document(self.state)
@@ -42,14 +45,16 @@ class InProcessTable:
         command = command_from_proto(seat, step.command)
         if isinstance(command, RunRoutes):
             command = price_in_process(self.state, command, evaluate)
-        self._apply(decide(self.state, command))
+        self._apply(command)
 
     def can_pass(self) -> bool:
         return any(isinstance(option, PassOption) for option in legal_actions(self.state))
 
     def end_game(self) -> None:
-        self._apply(decide(self.state, EndGameCommand()))
+        self._apply(EndGameCommand())
 
-    def _apply(self, events: list[Event]) -> None:
+    def _apply(self, command: Command) -> None:
+        events = decide(self.state, command)
+        self.batches.append(Batch(command, tuple(events)))
         self.events += events
         self.state = fold(events, self.state)

@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from shikoku.sitelog.export_format import effective_actions, load
+from shikoku.sitelog.export_format import SiteGame, effective_actions, load
 from shikoku.sitelog.gateway_table import GatewayTable
+from shikoku.sitelog.in_process import InProcessTable
 from shikoku.sitelog.replay import replay
 from tests.e2e.conftest import System
-from tests.shared import site_game_files
+from tests.shared import SITE_GAMES, site_game_files
 
 pytestmark = pytest.mark.e2e
+SHIKOKU = str(Path(sys.executable).parent / "shikoku")
 
 
 @pytest.mark.parametrize("path", site_game_files(), ids=lambda p: p.stem)
@@ -24,3 +28,26 @@ def test_shared_game_replays_through_the_gateway(system: System, path: Path) -> 
     assert outcome.divergence is None, outcome.divergence
     assert outcome.actions == len(effective_actions(game.actions))
     assert (outcome.net_worths, outcome.end_reason) == (game.result, game.end_reason)
+
+
+def test_a_replayed_game_exports_through_the_gateway(system: System, tmp_path: Path) -> None:
+    game = load(SITE_GAMES / "314.json")
+    with system.channel() as channel:
+        table = GatewayTable(game, channel)
+        assert replay(game, table).matches(game)
+    out = tmp_path / "exported.json"
+    done = subprocess.run(
+        [SHIKOKU, "export", table.game_id, "--gateway", system.gateway, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    exported = load(out)
+    assert exported.result == {str(seat): worth for seat, worth in _seats(game).items()}
+    assert replay(exported, InProcessTable(exported)).matches(exported)
+
+
+def _seats(game: SiteGame) -> dict[int, int]:
+    """The site's results by our seat numbers (seats follow the site's player order)."""
+    return {seat: game.result[p.id] for seat, p in enumerate(game.players, start=1)}

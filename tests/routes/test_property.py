@@ -96,8 +96,10 @@ def test_every_solution_passes_validation_in_every_form() -> None:
         context = f"graph #{n}: {graph}"
         forms: list[list[SubmittedRoute]] = [
             [NodeRoute(r.train, r.nodes) for r in solution.routes],
-            [HexRoute(r.train, tuple(hexes_of(graph, r.nodes, r.segments)))
-             for r in solution.routes],
+            [
+                HexRoute(r.train, tuple(hexes_of(graph, r.nodes, r.segments)))
+                for r in solution.routes
+            ],
             [ConnectionRoute(r.train, pieces_of(graph, r)) for r in solution.routes],
         ]
         for form in forms:

@@ -3,9 +3,12 @@ command into events or a rejection."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from services.rules.domain.events import SeatedPlayer, TrainRun
+from services.rules.domain.records import from_plain, to_plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,3 +173,36 @@ PlayerCommand = (
     | DeclareBankruptcy
 )
 Command = CreateGame | EndGame | PlayerCommand
+
+
+COMMAND_TYPES: dict[str, type[Command]] = {
+    cls.__name__: cls
+    for cls in (
+        CreateGame,
+        EndGame,
+        BuyPrivate,
+        PlaceBid,
+        Pass,
+        StartCorporation,
+        BuyShare,
+        SellShares,
+        LayTile,
+        PlaceToken,
+        RunRoutes,
+        PayDividends,
+        BuyTrain,
+        DiscardTrain,
+        BuyPrivateForCorporation,
+        DeclareBankruptcy,
+    )
+}
+
+
+def command_to_plain(command: Command) -> dict[str, Any]:
+    """The command as stored with the events it caused (the game's audit trail)."""
+    return {"type": type(command).__name__, **to_plain(command)}
+
+
+def command_from_plain(data: Mapping[str, Any]) -> Command:
+    fields = {key: value for key, value in data.items() if key != "type"}
+    return from_plain(COMMAND_TYPES[str(data["type"])], fields)
