@@ -41,6 +41,10 @@ class DeadlineExceeded(Exception):
     pass
 
 
+class _BudgetExceeded(Exception):
+    pass
+
+
 def connections_from(index: GraphIndex, start: int) -> list[Connection]:
     """Every connection leaving centre `start`, in depth-first order over `GraphIndex.links`."""
     n_segments = len(index.segments)
@@ -138,6 +142,8 @@ class Enumeration:
     classes: list[tuple[str, ...]]
     complete: bool
     connections: dict[int, list[Connection]]
+    #: Stopped after `budget` routes (`complete` is then False).
+    exhausted: bool = False
 
 
 def value_classes(index: GraphIndex) -> tuple[list[tuple[str, ...]], dict[int, int]]:
@@ -162,15 +168,33 @@ def value_classes(index: GraphIndex) -> tuple[list[tuple[str, ...]], dict[int, i
 
 
 def enumerate_routes(
-    index: GraphIndex, max_stops: int | None, deadline: float | None
+    index: GraphIndex,
+    max_stops: int | None,
+    deadline: float | None,
+    *,
+    avoid: int = 0,
+    budget: int | None = None,
+    prefer: str | None = None,
 ) -> Enumeration:
-    """Every legal route with at most `max_stops` centres (`None`: any number)."""
+    """Every legal route with at most `max_stops` centres (`None`: any number) that shares no
+    track with the bitset `avoid`; or the first `budget` of them.
+
+    With `prefer` (a train name), each step tries the centres worth most to that train first,
+    so that a budget cuts off the less promising routes.
+    """
     classes, packed = value_classes(index)
     centres = [i for i, c in enumerate(index.is_centre) if c]
     tokens = [c for c in centres if index.nodes[c].token]
     conns = connection_table(index, tokens, max_stops)
+    if avoid:
+        conns = {c: [x for x in lst if not x.mask & avoid] for c, lst in conns.items()}
+    if prefer is not None:
+        k = next(k for k, cls in enumerate(classes) if prefer in cls)
+        worth = {c: packed[c] >> (FIELD_BITS * k) & FIELD_MASK for c in centres}
+        conns = {c: sorted(lst, key=lambda x: -worth[x.far]) for c, lst in conns.items()}
     terminal = {c: index.nodes[c].is_terminal for c in centres}
     limit = max_stops if max_stops is not None else len(centres)
+    cap = budget if budget is not None else -1
     routes: list[RouteRecord] = []
     append = routes.append
     monotonic = time.monotonic
@@ -193,8 +217,11 @@ def enumerate_routes(
                 continue
             ticks += 1
             # The first check is on the first step, so an expired deadline is noticed at once.
-            if ticks & 1023 == 1 and deadline is not None and monotonic() > deadline:
-                raise DeadlineExceeded
+            if ticks & 1023 == 1:
+                if deadline is not None and monotonic() > deadline:
+                    raise DeadlineExceeded
+                if ticks > cap >= 0:
+                    raise _BudgetExceeded
             arm = (conn, arm2)
             v = value + packed[far]
             m = used | conn.mask
@@ -218,8 +245,11 @@ def enumerate_routes(
             if banned >> far & 1 or used & conn.mask:
                 continue
             ticks += 1
-            if ticks & 1023 == 1 and deadline is not None and monotonic() > deadline:
-                raise DeadlineExceeded
+            if ticks & 1023 == 1:
+                if deadline is not None and monotonic() > deadline:
+                    raise DeadlineExceeded
+                if ticks > cap >= 0:
+                    raise _BudgetExceeded
             arm = (conn, arm1)
             rank = conn.rank if arm1 is None else first_rank
             v = value + packed[far]
@@ -232,15 +262,18 @@ def enumerate_routes(
                 if not terminal[far]:
                     first_arm(anchor, far, b, m, v, count + 1, arm, rank)
 
-    complete = True
+    complete = exhausted = False
     try:
         lower_tokens = 0
         for t in tokens:
             first_arm(t, t, lower_tokens | 1 << t, 0, packed[t], 1, None, 0)
             lower_tokens |= 1 << t
+        complete = True
     except DeadlineExceeded:
-        complete = False
-    return Enumeration(routes, classes, complete, conns)
+        pass
+    except _BudgetExceeded:
+        exhausted = True
+    return Enumeration(routes, classes, complete, conns, exhausted)
 
 
 def revenue_of(rec: RouteRecord, value_class: int) -> int:

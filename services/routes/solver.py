@@ -4,8 +4,13 @@
    trains, each with its track as a bitset and its revenue for every value class.
 2. Per train type the routes are grouped by revenue; a greedy assignment gives a lower bound on
    the optimum, and routes that cannot be part of any optimal assignment are dropped (`pools`).
-   The rest are ranked and indexed by bitsets.
-3. Branch and bound over the trains in their given order (`assign`).
+3. Branch and bound over the trains in their given order (`assign`): first the optimum total,
+   then the first assignment in tie-break order that reaches it.
+
+When the enumeration passes `QUICK_AFTER` routes, the solver first builds a quick answer: each
+train in turn (most centres first) takes the best route among the first few thousand found when
+always trying the most valuable centres first. That answer is what a deadline falls back on, and
+its total is a lower bound that shrinks the pools of the exact search.
 
 Ties. Among assignments of maximum total revenue the solver returns the first in this order:
 compare the trains in their given order, each by its route's revenue (higher first), then by the
@@ -18,21 +23,34 @@ with the smaller `walk_key`. `Solution.candidates` is the number of routes enume
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from services.routes.assign import IDLE, FirstOptimal, Optimum
 from services.routes.candidates import (
     DeadlineExceeded,
+    Enumeration,
     RouteRecord,
     enumerate_routes,
     revenue_of,
     route_walk,
 )
-from services.routes.graph import Route, Solution, TrackGraph
+from services.routes.graph import Route, Solution, TrackGraph, Train
 from services.routes.index import GraphIndex, build_index
 from services.routes.order import canonical
 from services.routes.pools import Buckets, Conflicts, Pool, bucket, greedy, make_pool
 
-#: When out of time, the fallback assignment looks at this many of the routes found.
+#: Past this many routes the search is a long one: build a quick answer first.
+QUICK_AFTER = 40_000
+#: How many routes each train's quick search looks at.
+QUICK_ROUTES = 8_000
+#: When out of time without a quick answer, the greedy fallback looks at this many routes.
 FALLBACK_ROUTES = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    chosen: dict[int, RouteRecord]
+    total: int
 
 
 def solve(graph: TrackGraph, deadline: float | None = None) -> Solution:
@@ -47,34 +65,118 @@ def solve(graph: TrackGraph, deadline: float | None = None) -> Solution:
         return Solution((), 0, True, 0)
     stops = [t.stops for t in trains]
     max_stops = None if None in stops else max(s for s in stops if s is not None)
-    enum = enumerate_routes(index, max_stops, deadline)
+    strongest = _by_strength(trains)[0]
+    enum = enumerate_routes(
+        index, max_stops, deadline, budget=QUICK_AFTER, prefer=trains[strongest].name
+    )
+    candidates = len(enum.routes)
+    quick: _Found | None = None
+    if enum.exhausted:
+        quick = _quick(index, enum, deadline)
+        enum = enumerate_routes(index, max_stops, deadline)
+        candidates += len(enum.routes)
+    found, proven = _search(index, enum, deadline, quick)
 
+    classes = _classes(enum, trains)
+    routes = []
+    for i in sorted(found.chosen):
+        rec = found.chosen[i]
+        nodes, segs = canonical(*route_walk(rec))
+        routes.append(
+            Route(
+                train=i,
+                nodes=tuple(index.nodes[n].id for n in nodes),
+                segments=tuple(index.segments[s].id for s in segs),
+                revenue=revenue_of(rec, classes[i]),
+            )
+        )
+    return Solution(tuple(routes), sum(r.revenue for r in routes), proven, candidates)
+
+
+def _by_strength(trains: tuple[Train, ...]) -> list[int]:
+    """Train indices, those counting the most centres first."""
+    return sorted(
+        range(len(trains)),
+        key=lambda i: (trains[i].stops is not None, -(trains[i].stops or 0), i),
+    )
+
+
+def _classes(enum: Enumeration, trains: tuple[Train, ...]) -> list[int]:
+    value_class = {name: k for k, cls in enumerate(enum.classes) for name in cls}
+    return [value_class[t.name] for t in trains]
+
+
+def _best_route(enum: Enumeration, train: Train, value_class: int) -> RouteRecord | None:
+    best: RouteRecord | None = None
+    best_revenue = 0
+    for rec in enum.routes:
+        if train.stops is None or rec[2] <= train.stops:
+            revenue = revenue_of(rec, value_class)
+            if revenue > best_revenue:
+                best, best_revenue = rec, revenue
+    return best
+
+
+def _quick(index: GraphIndex, first: Enumeration, deadline: float | None) -> _Found:
+    """Trains in turn, most centres first, take the best route a short search finds."""
+    trains = index.graph.trains
+    classes = _classes(first, trains)
+    chosen: dict[int, RouteRecord] = {}
+    used = 0
+    for n, i in enumerate(_by_strength(trains)):
+        enum = first
+        if n > 0:
+            enum = enumerate_routes(
+                index,
+                trains[i].stops,
+                deadline,
+                avoid=used,
+                budget=QUICK_ROUTES,
+                prefer=trains[i].name,
+            )
+        rec = _best_route(enum, trains[i], classes[i])
+        if rec is not None:
+            chosen[i] = rec
+            used |= rec[0]
+    return _Found(chosen, sum(revenue_of(rec, classes[i]) for i, rec in chosen.items()))
+
+
+def _search(
+    index: GraphIndex, enum: Enumeration, deadline: float | None, known: _Found | None
+) -> tuple[_Found, bool]:
+    """The best assignment over the routes of `enum`, and whether it is proven; cut short by
+    the deadline, the better of what was found and `known`."""
+    trains = index.graph.trains
     types: list[tuple[str, int | None]] = []
     train_type: list[int] = []
     for train in trains:
-        key = (train.name, train.stops)
-        if key not in types:
-            types.append(key)
-        train_type.append(types.index(key))
-    value_class = {name: k for k, cls in enumerate(enum.classes) for name in cls}
-    classes = [value_class[t.name] for t in trains]
+        if (train.name, train.stops) not in types:
+            types.append((train.name, train.stops))
+        train_type.append(types.index((train.name, train.stops)))
+    classes = _classes(enum, trains)
+    type_class = [classes[train_type.index(t)] for t in range(len(types))]
 
-    def grouped(routes: list[RouteRecord], until: float | None) -> list[Buckets]:
-        return [bucket(routes, value_class[name], s, until) for name, s in types]
+    def cut_short(chosen: dict[int, RouteRecord]) -> tuple[_Found, bool]:
+        total = sum(revenue_of(rec, classes[i]) for i, rec in chosen.items())
+        if known is not None and known.total >= total:
+            return known, False
+        return _Found(chosen, total), False
 
-    def cut_short() -> Solution:
-        # Out of time: a greedy assignment over (a bounded share of) the routes found so far.
-        some = grouped(enum.routes[:FALLBACK_ROUTES], None)
-        _, chosen = _greedy([some[t] for t in train_type])
-        return _solution(index, classes, chosen, False, len(enum.routes))
+    def greedy_over(routes: list[RouteRecord]) -> tuple[_Found, bool]:
+        some = [bucket(routes, type_class[t], s, None) for t, (_, s) in enumerate(types)]
+        return cut_short(_greedy([some[t] for t in train_type])[1])
 
     if not enum.complete:
-        return cut_short()
+        return greedy_over(enum.routes[:FALLBACK_ROUTES])
     try:
-        type_buckets = grouped(enum.routes, deadline)
+        type_buckets = [
+            bucket(enum.routes, type_class[t], s, deadline) for t, (_, s) in enumerate(types)
+        ]
     except DeadlineExceeded:
-        return cut_short()
+        return greedy_over(enum.routes[:FALLBACK_ROUTES])
     lower, best = _greedy([type_buckets[t] for t in train_type])
+    if known is not None and known.total > lower:
+        lower, best = known.total, known.chosen
     upper = sum(type_buckets[t].top for t in train_type)
     conflicts = Conflicts(enum.connections)
     try:
@@ -87,10 +189,10 @@ def solve(graph: TrackGraph, deadline: float | None = None) -> Solution:
             best = _chosen(pools, train_type, optimum.best)
         choice = FirstOptimal(pools, train_type, deadline, max(optimum.best_total, 0)).run()
         assert choice is not None, "the optimum is reachable"
-        best = _chosen(pools, train_type, choice)
+        chosen = _chosen(pools, train_type, choice)
+        return _Found(chosen, optimum.best_total), True
     except DeadlineExceeded:
-        return _solution(index, classes, best, False, len(enum.routes))
-    return _solution(index, classes, best, True, len(enum.routes))
+        return cut_short(best)
 
 
 def _greedy(buckets: list[Buckets]) -> tuple[int, dict[int, RouteRecord]]:
@@ -104,25 +206,3 @@ def _greedy(buckets: list[Buckets]) -> tuple[int, dict[int, RouteRecord]]:
 
 def _chosen(pools: list[Pool], train_type: list[int], choice: list[int]) -> dict[int, RouteRecord]:
     return {i: pools[train_type[i]].records[p] for i, p in enumerate(choice) if p != IDLE}
-
-
-def _solution(
-    index: GraphIndex,
-    classes: list[int],
-    chosen: dict[int, RouteRecord],
-    proven: bool,
-    candidates: int,
-) -> Solution:
-    routes = []
-    for i in sorted(chosen):
-        rec = chosen[i]
-        nodes, segs = canonical(*route_walk(rec))
-        routes.append(
-            Route(
-                train=i,
-                nodes=tuple(index.nodes[n].id for n in nodes),
-                segments=tuple(index.segments[s].id for s in segs),
-                revenue=revenue_of(rec, classes[i]),
-            )
-        )
-    return Solution(tuple(routes), sum(r.revenue for r in routes), proven, candidates)

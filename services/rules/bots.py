@@ -22,10 +22,12 @@ from services.rules.domain.legal import (
     CorporationPrivateOption,
     DiscardOption,
     DividendOption,
+    ExchangeOption,
     LayTileOption,
     LegalAction,
     PassOption,
     PlaceTokenOption,
+    PrivateTileOption,
     RunRoutesOption,
     SellOption,
     StartOption,
@@ -52,6 +54,10 @@ def command_for(option: LegalAction, rng: random.Random, state: GameState) -> cm
             return cmd.SellShares(seat, corporation, rng.randint(1, most))
         case LayTileOption(hex=hex_, tile=tile, rotation=rotation, seat=seat):
             return cmd.LayTile(seat, hex_, tile, rotation)
+        case PrivateTileOption(company=company, hex=hex_, tile=tile, rotation=rotation, seat=seat):
+            return cmd.LayPrivateTile(seat, company, hex_, tile, rotation)
+        case ExchangeOption(company=company, seat=seat):
+            return cmd.ExchangePrivate(seat, company)
         case PlaceTokenOption(hex=hex_, city=city, seat=seat):
             return cmd.PlaceToken(seat, hex_, city)
         case RunRoutesOption(corporation=corporation, seat=seat):
@@ -92,6 +98,8 @@ def _weight(option: LegalAction) -> float:
             return 0.02
         case CorporationPrivateOption():
             return 0.2
+        case PrivateTileOption() | ExchangeOption():
+            return 0.1
     return 1.0
 
 

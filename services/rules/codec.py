@@ -16,10 +16,12 @@ from services.rules.domain.legal import (
     CorporationPrivateOption,
     DiscardOption,
     DividendOption,
+    ExchangeOption,
     LayTileOption,
     LegalAction,
     PassOption,
     PlaceTokenOption,
+    PrivateTileOption,
     RunRoutesOption,
     SellOption,
     StartOption,
@@ -117,12 +119,23 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
                     Kind.INVALID_ARGUMENT,
                     {"field": "rotation"},
                 )
+            if lay.company:
+                return cmd.LayPrivateTile(
+                    seat=seat,
+                    company=lay.company,
+                    hex=_required(lay.hex, "hex"),
+                    tile=_required(lay.tile, "tile"),
+                    rotation=lay.rotation,
+                )
             return cmd.LayTile(
                 seat=seat,
                 hex=_required(lay.hex, "hex"),
                 tile=_required(lay.tile, "tile"),
                 rotation=lay.rotation,
             )
+        case "exchange_private":
+            exchange = command.exchange_private
+            return cmd.ExchangePrivate(seat=seat, company=_required(exchange.company))
         case "place_token":
             token = command.place_token
             return cmd.PlaceToken(seat=seat, hex=_required(token.hex, "hex"), city=token.city)
@@ -263,6 +276,17 @@ def legal_action_to_proto(action: LegalAction) -> game_pb2.LegalAction:
         case PlaceTokenOption(hex=hex_, city=city, cost=cost, seat=seat):
             return game_pb2.LegalAction(
                 seat=seat, place_token=game_pb2.PlaceTokenOption(hex=hex_, city=city, cost=cost)
+            )
+        case PrivateTileOption(company=company, hex=hex_, tile=tile, rotation=rotation, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat,
+                lay_tile=game_pb2.LayTileOption(
+                    hex=hex_, tile=tile, rotation=rotation, company=company
+                ),
+            )
+        case ExchangeOption(company=company, seat=seat):
+            return game_pb2.LegalAction(
+                seat=seat, exchange_private=game_pb2.ExchangePrivate(company=company)
             )
         case BankruptcyOption(seat=seat):
             return game_pb2.LegalAction(seat=seat, declare_bankruptcy=game_pb2.DeclareBankruptcy())

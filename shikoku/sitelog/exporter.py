@@ -63,13 +63,20 @@ class _Copies:
     def sell_shares(self, seat: int, corporation: str, count: int) -> list[str]:
         held = self.held[(seat, corporation)]
         sold = [number for number in held if number != PRESIDENT][:count]
+        assert len(sold) == count, f"seat {seat} holds no {count} {corporation} shares to sell"
         for number in sold:
             held.remove(number)
-        spare = [n for n in range(1, 9) if n not in self.open_market[corporation]]
-        while len(sold) < count:  # copies that changed hands with the presidency
-            sold.append(next(n for n in spare if n not in sold))
         self.open_market[corporation] += sold
         return [f"{corporation}_{number}" for number in sold]
+
+    def swap_presidency(self, corporation: str, new: int, previous: int) -> None:
+        """7.5: the new president hands two 10% shares for the president's certificate."""
+        given = [n for n in self.held[(new, corporation)] if n != PRESIDENT][:2]
+        for number in given:
+            self.held[(new, corporation)].remove(number)
+        self.held[(previous, corporation)] += given
+        self.held[(previous, corporation)].remove(PRESIDENT)
+        self.held[(new, corporation)].append(PRESIDENT)
 
     def train_id(self, owner: str, name: str) -> str:
         return next(t for t in self.trains[owner] if t.rsplit("-", 1)[0] == name)
@@ -91,7 +98,9 @@ class _Copies:
         return tile_id
 
     def observe(self, event: ev.Event) -> None:
-        """Automatic changes: rusting, discards, exchanges are handled where they happen."""
+        """What happened by itself: rusting, presidencies changing hands."""
+        if isinstance(event, ev.PresidencyChanged):
+            self.swap_presidency(event.corporation, event.seat, event.previous)
         if isinstance(event, ev.TrainsRusted):
             for owner, held in self.trains.items():
                 self.trains[owner] = [t for t in held if t.rsplit("-", 1)[0] != event.train]
@@ -103,13 +112,19 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
     actions: list[Action] = []
     created: cmd.CreateGame | None = None
     for batch in batches:
+        swaps = [e for e in batch.events if isinstance(e, ev.PresidencyChanged)]
+        selling = isinstance(batch.command, cmd.SellShares)
+        if selling:  # the certificates change hands first, then the shares are sold
+            for swap in swaps:
+                copies.observe(swap)
         if isinstance(batch.command, cmd.CreateGame):
             created = batch.command
         else:
             for action in _actions(batch.command, state, copies):
                 actions.append({**action, "id": len(actions) + 1})
         for event in batch.events:
-            copies.observe(event)
+            if not (selling and event in swaps):
+                copies.observe(event)
             state = evolve(state, event)
     if created is None:
         raise ValueError(f"game {game_id} has no CreateGame command")
@@ -198,6 +213,30 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
                     "hex": hex_id,
                     "tile": tile_id,
                     "rotation": rotation,
+                }
+            ]
+        case cmd.LayPrivateTile(company=company, hex=hex_id, tile=tile, rotation=rotation):
+            tile_id = copies.lay(hex_id, tile)
+            return [
+                {
+                    "type": "lay_tile",
+                    "entity": company,
+                    "entity_type": "company",
+                    "hex": hex_id,
+                    "tile": tile_id,
+                    "rotation": rotation,
+                }
+            ]
+        case cmd.ExchangePrivate(seat=seat, company=company):
+            target = load_title(state.title).private(company).exchange_for
+            share = copies.take_share(seat, target, "initial_offering")
+            return [
+                {
+                    "type": "buy_shares",
+                    "entity": company,
+                    "entity_type": "company",
+                    "shares": [share],
+                    "percent": 10,
                 }
             ]
         case cmd.PlaceToken(seat=seat, hex=hex_id, city=city):

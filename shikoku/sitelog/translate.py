@@ -106,6 +106,11 @@ class Translator:
         return game_pb2.Command(start_corporation=start)
 
     def _buy_shares(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:
+        if action.get("entity_type") == "company":  # a private exchanged for a share
+            for share in action["shares"]:
+                self.shares[share] = "exchanged"
+            exchange = game_pb2.ExchangePrivate(company=action["entity"])
+            return game_pb2.Command(exchange_private=exchange)
         (share,) = action["shares"][:1]
         corporation = share.split("_")[0]
         from_market = self.shares.get(share) == "market"
@@ -131,7 +136,10 @@ class Translator:
     def _lay_tile(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:
         self.tiles[action["tile"]] = action["hex"]
         lay = game_pb2.LayTile(
-            hex=action["hex"], tile=copy_name(action["tile"]), rotation=int(action["rotation"])
+            hex=action["hex"],
+            tile=copy_name(action["tile"]),
+            rotation=int(action["rotation"]),
+            company=action["entity"] if action.get("entity_type") == "company" else "",
         )
         return game_pb2.Command(lay_tile=lay)
 

@@ -4,10 +4,11 @@ import random
 
 import pytest
 
+from services.rules.bots import command_for
 from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
 from services.rules.domain.decide import decide, legal_actions
-from services.rules.domain.legal import BidRange, BuyOption, PassOption
+from services.rules.domain.legal import BidRange
 from services.rules.domain.state import GameState, PrivateAuction, StockRound
 from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game, play
@@ -104,17 +105,6 @@ def test_all_pass_with_an_owner_pays_private_revenue() -> None:
     assert state.acting_seats == (YELLOW,)
 
 
-def _command_for(option: object, rng: random.Random) -> PlayerCommand:
-    match option:
-        case PassOption(seat=seat):
-            return Pass(seat)
-        case BuyOption(company=company, seat=seat):
-            return BuyPrivate(seat, company)
-        case BidRange(company=company, min_price=low, max_price=high, step=step, seat=seat):
-            return PlaceBid(seat, company, rng.randrange(low, min(high, low + 50) + 1, step))
-    raise AssertionError(option)
-
-
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_random_auctions_accept_exactly_the_listed_actions_and_conserve_money(players: int) -> None:
     rng = random.Random(players)
@@ -134,7 +124,7 @@ def test_random_auctions_accept_exactly_the_listed_actions_and_conserve_money(pl
             with pytest.raises(Rejected):
                 decide(state, Pass(other))
             pick = options[-1] if rng.random() < 0.4 else rng.choice(options)
-            state, _ = play(state, _command_for(pick, rng))
+            state, _ = play(state, command_for(pick, rng, state))
             assert state.bank + sum(p.cash for p in state.players) == total
             assert all(p.cash >= 0 for p in state.players)
             steps += 1

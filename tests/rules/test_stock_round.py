@@ -6,18 +6,18 @@ from types import MappingProxyType
 
 import pytest
 
+from services.rules.bots import command_for
 from services.rules.domain import events as ev
 from services.rules.domain import stock_round
 from services.rules.domain.commands import (
     BuyPrivate,
     BuyShare,
     Pass,
-    PlayerCommand,
     SellShares,
     StartCorporation,
 )
 from services.rules.domain.decide import decide, legal_actions
-from services.rules.domain.legal import BuyShareOption, PassOption, SellOption, StartOption
+from services.rules.domain.legal import SellOption
 from services.rules.domain.state import GameState, StockRound
 from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game, play
@@ -186,19 +186,6 @@ def test_sold_out_corporations_rise_at_the_end_of_the_round() -> None:
     assert state.corporation("AR").position == (2, 3)
 
 
-def _command(option: object, rng: random.Random) -> PlayerCommand:
-    match option:
-        case PassOption(seat=seat):
-            return Pass(seat)
-        case StartOption(corporation=corporation, par_prices=pars, seat=seat):
-            return StartCorporation(seat, corporation, rng.choice(pars))
-        case BuyShareOption(corporation=corporation, source=source, seat=seat):
-            return BuyShare(seat, corporation, source)
-        case SellOption(corporation=corporation, max_count=most, seat=seat):
-            return SellShares(seat, corporation, rng.randint(1, most))
-    raise AssertionError(option)
-
-
 def test_random_stock_rounds_keep_the_invariants() -> None:
     rng = random.Random(5)
     for _game in range(20):
@@ -209,7 +196,7 @@ def test_random_stock_rounds_keep_the_invariants() -> None:
                 break
             options = legal_actions(state)
             pick = options[-1] if rng.random() < 0.3 else rng.choice(options)
-            state, _ = play(state, _command(pick, rng))
+            state, _ = play(state, command_for(pick, rng, state))
             money = state.bank + sum(p.cash for p in state.players)
             money += sum(c.cash for c in state.corporations)
             assert money == total

@@ -84,6 +84,27 @@ class LayTile:
 
 
 @dataclass(frozen=True, slots=True)
+class LayPrivateTile:
+    """A tile laid through a private company's ability (the MF's port tile, rulebook 15), by
+    the player who owns it, even when it is not their turn."""
+
+    seat: int
+    company: str
+    hex: str
+    tile: str
+    rotation: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangePrivate:
+    """The owner closes the private for a share it may be exchanged for (the DR for an IR
+    share, rulebook 15), even when it is not their turn."""
+
+    seat: int
+    company: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlaceToken:
     """Rulebook 8.4: a station token on city `city` (0 for the only one) of `hex`."""
 
@@ -164,6 +185,8 @@ PlayerCommand = (
     | BuyShare
     | SellShares
     | LayTile
+    | LayPrivateTile
+    | ExchangePrivate
     | PlaceToken
     | RunRoutes
     | PayDividends
@@ -187,6 +210,8 @@ COMMAND_TYPES: dict[str, type[Command]] = {
         BuyShare,
         SellShares,
         LayTile,
+        LayPrivateTile,
+        ExchangePrivate,
         PlaceToken,
         RunRoutes,
         PayDividends,

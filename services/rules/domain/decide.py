@@ -8,12 +8,25 @@ each round module saying what comes next. `evolve` only bookkeeps.
 
 from __future__ import annotations
 
-from services.rules.domain import auction, operating_round, setup, stock_round
-from services.rules.domain.commands import Command, CreateGame, EndGame, Pass, PlayerCommand
+from services.rules.domain import abilities, auction, operating_round, setup, stock_round
+from services.rules.domain.commands import (
+    Command,
+    CreateGame,
+    EndGame,
+    LayPrivateTile,
+    LayTile,
+    Pass,
+    PlayerCommand,
+)
 from services.rules.domain.events import BankBroken, Event
 from services.rules.domain.evolve import evolve
 from services.rules.domain.game_end import game_ended
-from services.rules.domain.legal import LegalAction, PassOption
+from services.rules.domain.legal import (
+    ExchangeOption,
+    LegalAction,
+    PassOption,
+    PrivateTileOption,
+)
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from shikoku.rejection import Kind, Rejected
 
@@ -27,6 +40,15 @@ def decide(state: GameState, command: Command) -> list[Event]:
         if state.result is not None:
             raise Rejected("GAME_OVER", "the game has ended")
         return [game_ended(state, "ended")]
+    if isinstance(command, LayPrivateTile) and _ability_window(state) == (
+        command.company,
+        command.seat,
+    ):
+        # The ER's seller lays through the window its sale opened, in the turn's flow.
+        command = LayTile(command.seat, command.hex, command.tile, command.rotation)
+    if abilities.is_ability(command):
+        _check_seat(state, command)
+        return with_consequences(state, [abilities.decide(state, command)])
     _check_turn(state, command)
     return with_consequences(state, _decide_in_round(state, command))
 
@@ -45,7 +67,21 @@ def _decide_in_round(state: GameState, command: PlayerCommand) -> list[Event]:
     return decided if isinstance(decided, list) else [decided]
 
 
+def _ability_window(state: GameState) -> tuple[str, int] | None:
+    return state.round.ability if isinstance(state.round, OperatingRound) else None
+
+
 def _check_turn(state: GameState, command: PlayerCommand) -> None:
+    _check_seat(state, command)
+    if command.seat not in state.acting_seats:
+        raise Rejected(
+            "NOT_YOUR_TURN",
+            f"it is not seat {command.seat}'s turn",
+            details={"seat": command.seat, "acting": ",".join(map(str, state.acting_seats))},
+        )
+
+
+def _check_seat(state: GameState, command: PlayerCommand) -> None:
     if not state.players:
         raise Rejected("GAME_NOT_FOUND", "the game has not been created", Kind.NOT_FOUND)
     if state.result is not None:
@@ -56,12 +92,6 @@ def _check_turn(state: GameState, command: PlayerCommand) -> None:
             f"seat {command.seat} does not play in this game",
             Kind.PERMISSION_DENIED,
             {"seat": command.seat},
-        )
-    if command.seat not in state.acting_seats:
-        raise Rejected(
-            "NOT_YOUR_TURN",
-            f"it is not seat {command.seat}'s turn",
-            details={"seat": command.seat, "acting": ",".join(map(str, state.acting_seats))},
         )
 
 
@@ -82,7 +112,8 @@ def _only_pass(state: GameState) -> list[Event]:
     kept waiting (and the site's engine, whose logs we replay, does the same)."""
     if state.result is not None:
         return []
-    options = legal_actions(state)
+    options = [o for o in legal_actions(state) if o.seat in state.acting_seats]
+    options = [o for o in options if not isinstance(o, PrivateTileOption | ExchangeOption)]
     if len(options) == 1 and isinstance(options[0], PassOption):
         return _decide_in_round(state, Pass(options[0].seat))
     return []
@@ -93,6 +124,8 @@ def next_events(state: GameState, last: Event) -> list[Event]:
         return []
     if state.bank <= 0 and not state.bank_broken:
         return [BankBroken()]  # rulebook 10.2, whatever paid the last of it
+    if (share_change := stock_round.after_share_change(state, last)) is not None:
+        return [share_change]
     match state.round:
         case PrivateAuction() as current:
             follow = auction.next_event(state, current)
@@ -105,11 +138,17 @@ def next_events(state: GameState, last: Event) -> list[Event]:
 
 
 def legal_actions(state: GameState) -> list[LegalAction]:
+    """What the acting player may do, then the abilities private owners may use now (those
+    may come from any seat)."""
+    if state.result is not None:
+        return []
     match state.round:
         case PrivateAuction() as current:
-            return auction.legal_actions(state, current)
+            in_turn = auction.legal_actions(state, current)
         case StockRound() as current:
-            return stock_round.legal_actions(state, current)
+            in_turn = stock_round.legal_actions(state, current)
         case OperatingRound() as current:
-            return operating_round.legal_actions(state, current)
-    return []
+            in_turn = operating_round.legal_actions(state, current)
+        case _:
+            in_turn = []
+    return in_turn + abilities.options(state)

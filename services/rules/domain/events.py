@@ -453,6 +453,17 @@ class AbilityOffered(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class PrivateExchanged(Event):
+    """The owner closed `company` and took a share of `corporation` from the initial
+    offering."""
+
+    TYPE: ClassVar[str] = "PrivateExchanged"
+    seat: int
+    company: str
+    corporation: str
+
+
+@dataclass(frozen=True, slots=True)
 class AbilityDeclined(Event):
     TYPE: ClassVar[str] = "AbilityDeclined"
     company: str
@@ -548,6 +559,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         PrivateSoldToCorporation,
         AbilityOffered,
         AbilityDeclined,
+        PrivateExchanged,
         OperatingTurnEnded,
         OperatingRoundEnded,
         BankBroken,

@@ -417,10 +417,24 @@ def _tile_laid(state: GameState, event: ev.TileLaid) -> GameState:
     state = dataclasses.replace(
         state, board=board.apply_lay(state.board, event.hex, event.tile, event.rotation)
     )
-    state = _corporation_receives(state, event.corporation, -event.cost)
-    if event.ability:
+    if event.corporation:
+        state = _corporation_receives(state, event.corporation, -event.cost)
+    if not event.ability:
+        return _with_round(state, step=Step.TOKEN)
+    state = dataclasses.replace(state, used_abilities=state.used_abilities | {event.ability})
+    if isinstance(state.round, OperatingRound) and state.round.ability is not None:
         return _with_round(state, ability=None)
-    return _with_round(state, step=Step.TOKEN)
+    return state
+
+
+def _private_exchanged(state: GameState, event: ev.PrivateExchanged) -> GameState:
+    state = _add_shares(state, event.seat, event.corporation, 1)
+    state = _update_corporation(
+        state,
+        event.corporation,
+        lambda c: dataclasses.replace(c, initial_offering=c.initial_offering - 1),
+    )
+    return _privates_closed(state, ev.PrivatesClosed(companies=(event.company,)))
 
 
 def _ability_offered(state: GameState, event: ev.AbilityOffered) -> GameState:
@@ -661,6 +675,7 @@ _HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
     ev.OperatingTurnEnded: _operating_turn_ended,  # type: ignore[dict-item]
     ev.AbilityOffered: _ability_offered,  # type: ignore[dict-item]
     ev.AbilityDeclined: _ability_declined,  # type: ignore[dict-item]
+    ev.PrivateExchanged: _private_exchanged,  # type: ignore[dict-item]
     ev.OperatingRoundEnded: _operating_round_ended,  # type: ignore[dict-item]
     ev.BankBroken: _bank_broken,  # type: ignore[dict-item]
     ev.PlayerBankrupt: _player_bankrupt,  # type: ignore[dict-item]

@@ -67,6 +67,26 @@ class LayTileOption:
 
 
 @dataclass(frozen=True, slots=True)
+class PrivateTileOption:
+    """Lay `tile` on `hex` at `rotation` through `company`'s ability."""
+
+    company: str
+    hex: str
+    tile: str
+    rotation: int
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeOption:
+    """Close `company` for a share of `corporation`."""
+
+    company: str
+    corporation: str
+    seat: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class PlaceTokenOption:
     hex: str
     city: int
@@ -137,6 +157,8 @@ LegalAction = (
     | BuyShareOption
     | SellOption
     | LayTileOption
+    | PrivateTileOption
+    | ExchangeOption
     | PlaceTokenOption
     | RunRoutesOption
     | DividendOption

@@ -53,6 +53,12 @@ def lays(
     return board.legal_lays(position(state), situation(state), actor(corporation, ability))
 
 
+def private_lays(state: GameState, company: str) -> tuple[board.LayOption, ...]:
+    """What a player may lay through their private company's ability (no corporation)."""
+    player_actor = board.Actor(corporation=None, cash=0, ability=company)
+    return board.legal_lays(position(state), situation(state), player_actor)
+
+
 def check_lay(
     state: GameState,
     corporation: Corporation,

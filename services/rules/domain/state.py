@@ -172,6 +172,7 @@ class GameState:
     last_set: int = 0  # when the bank broke: the set of operating rounds that ends the game
     result: GameResult | None = None
     board: Position | None = None  # tiles and station tokens on the map
+    used_abilities: frozenset[str] = frozenset()  # privates whose one-time ability is spent
 
     def corporation(self, corporation_id: str) -> Corporation:
         for corporation in self.corporations:

@@ -341,19 +341,21 @@ def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) ->
 def next_events(state: GameState, stock_round: StockRound, last: ev.Event) -> list[ev.Event]:
     """What follows without anyone choosing: presidency changes, floating, the end of a turn
     with nothing left to do, the end of the round."""
-    if (follow := _follow_up(state, stock_round, last)) is not None:
-        return [follow]
     if stock_round.passes_in_a_row == len(state.players):
         return _end_of_round(state, stock_round)
     return []
 
 
-def _follow_up(state: GameState, stock_round: StockRound, last: ev.Event) -> ev.Event | None:
-    if isinstance(last, ev.CorporationStarted | ev.ShareBought | ev.SharesSold):
+def after_share_change(state: GameState, last: ev.Event) -> ev.Event | None:
+    """A presidency changing hands (7.5) or a corporation floating (7.4), in whatever round a
+    share changed hands."""
+    changed = ev.CorporationStarted | ev.ShareBought | ev.SharesSold | ev.PrivateExchanged
+    if isinstance(last, changed):
         corporation = state.corporation(last.corporation)
-        if (changed := _presidency_change(state, corporation)) is not None:
-            return changed
-    if isinstance(last, ev.CorporationStarted | ev.ShareBought | ev.PresidencyChanged):
+        if (presidency := _presidency_change(state, corporation)) is not None:
+            return presidency
+    gained = ev.CorporationStarted | ev.ShareBought | ev.PresidencyChanged | ev.PrivateExchanged
+    if isinstance(last, gained):
         corporation = state.corporation(last.corporation)
         if not corporation.floated and corporation.initial_offering <= SHARES_PER_CORPORATION // 2:
             return ev.CorporationFloated(corporation=corporation.id, capital=10 * corporation.par)

@@ -23,6 +23,7 @@ class PrivateCompany:
     min_players: int
     beginner_min_players: int
     lay_when_sold: bool = False
+    exchange_for: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,104 @@
+"""Private companies' abilities that their owners use outside the turn order (rulebook 15):
+laying the MF's port tile and exchanging the DR for an IR share.
+
+The MF's tile may go down at any time in a stock round, and in an operating round except during
+the turn of a corporation another player presides. The DR may be exchanged at any time in a
+stock or operating round (the site's engine allows the same). Neither passes anyone's turn.
+"""
+
+from __future__ import annotations
+
+from services.rules import board
+from services.rules.domain import events as ev
+from services.rules.domain import on_the_board
+from services.rules.domain.commands import ExchangePrivate, LayPrivateTile, PlayerCommand
+from services.rules.domain.legal import ExchangeOption, LegalAction, PrivateTileOption
+from services.rules.domain.market import Zone, load_market
+from services.rules.domain.state import GameState, OperatingRound, StockRound
+from services.rules.domain.stock_round import (
+    HOLDING_LIMIT,
+    certificate_limit,
+    certificates,
+)
+from services.rules.domain.title import load_title
+from shikoku.rejection import Rejected
+
+
+def is_ability(command: PlayerCommand) -> bool:
+    return isinstance(command, LayPrivateTile | ExchangePrivate)
+
+
+def options(state: GameState) -> list[LegalAction]:
+    found: list[LegalAction] = []
+    for company, seat in sorted(state.privates_owned.items()):
+        found += _tile_options(state, company, seat)
+        found += _exchange_options(state, company, seat)
+    return found
+
+
+def _may_lay_now(state: GameState, seat: int) -> bool:
+    match state.round:
+        case StockRound():
+            return True
+        case OperatingRound(current=current, discarding=discarding, ability=ability):
+            if discarding or ability is not None:
+                return False
+            return not current or state.corporation(current).president == seat
+    return False
+
+
+def _tile_options(state: GameState, company: str, seat: int) -> list[PrivateTileOption]:
+    ability = board.load_title(state.title).lay_abilities.get(company)
+    if (
+        ability is None
+        or ability.owner is not board.title.Owner.PLAYER
+        or company in state.used_abilities
+        or not _may_lay_now(state, seat)
+    ):
+        return []
+    return [
+        PrivateTileOption(company, o.hex, o.tile, o.rotation, seat)
+        for o in on_the_board.private_lays(state, company)
+    ]
+
+
+def _exchange_options(state: GameState, company: str, seat: int) -> list[ExchangeOption]:
+    target = load_title(state.title).private(company).exchange_for
+    if not target or not isinstance(state.round, StockRound | OperatingRound):
+        return []
+    corporation = state.corporation(target)
+    player = state.player(seat)
+    zone = (
+        load_market(state.title).space(corporation.position).zone
+        if corporation.position
+        else Zone.NORMAL
+    )
+    holding_ok = player.shares_of(target) < HOLDING_LIMIT or zone is Zone.ORANGE
+    # The private's certificate goes as the share comes: the count does not grow.
+    if not corporation.started or corporation.initial_offering == 0 or not holding_ok:
+        return []
+    if certificates(state, player) > certificate_limit(state):
+        return []
+    return [ExchangeOption(company, target, seat)]
+
+
+def decide(state: GameState, command: PlayerCommand) -> ev.Event:
+    for option in options(state):
+        match option, command:
+            case (
+                PrivateTileOption(company=c, hex=h, tile=t, rotation=r, seat=s),
+                LayPrivateTile(seat=seat, company=company, hex=hex_, tile=tile, rotation=rotation),
+            ) if (c, h, t, r, s) == (company, hex_, tile, rotation, seat):
+                return ev.TileLaid("", hex_, tile, rotation, 0, ability=company)
+            case (
+                ExchangeOption(company=c, corporation=target, seat=s),
+                ExchangePrivate(seat=seat, company=company),
+            ) if (c, s) == (company, seat):
+                return ev.PrivateExchanged(seat=seat, company=company, corporation=target)
+    company = getattr(command, "company", "")
+    raise Rejected(
+        "ABILITY_NOT_AVAILABLE",
+        f"{company}'s ability cannot be used so now (its owner, its timing, what it allows: "
+        "rulebook 15)",
+        details={"company": company},
+    )
