@@ -194,11 +194,21 @@ def enumerate_routes(
         conns = {c: sorted(lst, key=lambda x: -worth[x.far]) for c, lst in conns.items()}
     terminal = {c: index.nodes[c].is_terminal for c in centres}
     limit = max_stops if max_stops is not None else len(centres)
-    cap = budget if budget is not None else -1
     routes: list[RouteRecord] = []
     append = routes.append
-    monotonic = time.monotonic
     ticks = 0
+    # The first check is on the first step, so an expired deadline is noticed at once.
+    check_at = 1
+
+    def check() -> None:
+        nonlocal check_at
+        if budget is not None and ticks > budget:
+            raise _BudgetExceeded
+        if deadline is not None and time.monotonic() > deadline:
+            raise DeadlineExceeded
+        check_at = ticks + 1024
+        if budget is not None:
+            check_at = min(check_at, budget + 1)
 
     def second_arm(
         cur: int,
@@ -216,12 +226,8 @@ def enumerate_routes(
             if conn.rank < min_rank or banned >> far & 1 or used & conn.mask:
                 continue
             ticks += 1
-            # The first check is on the first step, so an expired deadline is noticed at once.
-            if ticks & 1023 == 1:
-                if deadline is not None and monotonic() > deadline:
-                    raise DeadlineExceeded
-                if ticks > cap >= 0:
-                    raise _BudgetExceeded
+            if ticks >= check_at:
+                check()
             arm = (conn, arm2)
             v = value + packed[far]
             m = used | conn.mask
@@ -245,11 +251,8 @@ def enumerate_routes(
             if banned >> far & 1 or used & conn.mask:
                 continue
             ticks += 1
-            if ticks & 1023 == 1:
-                if deadline is not None and monotonic() > deadline:
-                    raise DeadlineExceeded
-                if ticks > cap >= 0:
-                    raise _BudgetExceeded
+            if ticks >= check_at:
+                check()
             arm = (conn, arm1)
             rank = conn.rank if arm1 is None else first_rank
             v = value + packed[far]

@@ -11,6 +11,9 @@ import random
 from collections.abc import Iterator
 from itertools import pairwise
 
+import pytest
+
+from services.routes import solver
 from services.routes.graph import Route, TrackGraph
 from services.routes.index import build_index
 from services.routes.rules import Walk, check_disjoint
@@ -88,6 +91,28 @@ def test_the_solver_finds_the_exhaustive_optimum_and_its_tie_break() -> None:
             for t in range(len(graph.trains))
         )
         assert key == expected.key, context
+
+
+def test_the_quick_first_answer_does_not_change_the_optimum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Force the path large boards take: a quick greedy answer first, then the exact search
+    # seeded with its total.
+    monkeypatch.setattr(solver, "QUICK_AFTER", 3)
+    monkeypatch.setattr(solver, "QUICK_ROUTES", 2)
+    for n, graph, walks in small_graphs(1892, CHECKED_GRAPHS):
+        expected = brute_force(graph, walks)
+        solution = solver.solve(graph)
+        context = f"graph #{n}: {graph}"
+        assert solution.proven, context
+        assert solution.revenue == expected.revenue, context
+        by_train = {r.train: r for r in solution.routes}
+        assert tuple(
+            IDLE
+            if (r := by_train.get(t)) is None
+            else (-r.revenue, undirected_key(r.nodes, r.segments))
+            for t in range(len(graph.trains))
+        ) == expected.key, context
 
 
 def test_every_solution_passes_validation_in_every_form() -> None:

@@ -24,8 +24,16 @@ from services.rules.domain.title import load_title
 from shikoku.rejection import Rejected
 
 
-def is_ability(command: PlayerCommand) -> bool:
-    return isinstance(command, LayPrivateTile | ExchangePrivate)
+def is_out_of_turn(state: GameState, command: PlayerCommand) -> bool:
+    """Whether the command is an ability used outside the turn order (not the ER's lay, which
+    its sale offers within the buying corporation's turn)."""
+    if isinstance(command, ExchangePrivate):
+        return True
+    if isinstance(command, LayPrivateTile):
+        round_ = state.round
+        window = round_.ability if isinstance(round_, OperatingRound) else None
+        return window != (command.company, command.seat)
+    return False
 
 
 def options(state: GameState) -> list[LegalAction]:

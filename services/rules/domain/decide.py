@@ -13,20 +13,13 @@ from services.rules.domain.commands import (
     Command,
     CreateGame,
     EndGame,
-    LayPrivateTile,
-    LayTile,
     Pass,
     PlayerCommand,
 )
 from services.rules.domain.events import BankBroken, Event
 from services.rules.domain.evolve import evolve
 from services.rules.domain.game_end import game_ended
-from services.rules.domain.legal import (
-    ExchangeOption,
-    LegalAction,
-    PassOption,
-    PrivateTileOption,
-)
+from services.rules.domain.legal import LegalAction, PassOption
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from shikoku.rejection import Kind, Rejected
 
@@ -40,13 +33,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
         if state.result is not None:
             raise Rejected("GAME_OVER", "the game has ended")
         return [game_ended(state, "ended")]
-    if isinstance(command, LayPrivateTile) and _ability_window(state) == (
-        command.company,
-        command.seat,
-    ):
-        # The ER's seller lays through the window its sale opened, in the turn's flow.
-        command = LayTile(command.seat, command.hex, command.tile, command.rotation)
-    if abilities.is_ability(command):
+    if abilities.is_out_of_turn(state, command):
         _check_seat(state, command)
         return with_consequences(state, [abilities.decide(state, command)])
     _check_turn(state, command)
@@ -65,10 +52,6 @@ def _decide_in_round(state: GameState, command: PlayerCommand) -> list[Event]:
         case _:
             raise Rejected("NO_ROUND", "no round is being played")
     return decided if isinstance(decided, list) else [decided]
-
-
-def _ability_window(state: GameState) -> tuple[str, int] | None:
-    return state.round.ability if isinstance(state.round, OperatingRound) else None
 
 
 def _check_turn(state: GameState, command: PlayerCommand) -> None:
@@ -112,8 +95,7 @@ def _only_pass(state: GameState) -> list[Event]:
     kept waiting (and the site's engine, whose logs we replay, does the same)."""
     if state.result is not None:
         return []
-    options = [o for o in legal_actions(state) if o.seat in state.acting_seats]
-    options = [o for o in options if not isinstance(o, PrivateTileOption | ExchangeOption)]
+    options = _in_turn(state)
     if len(options) == 1 and isinstance(options[0], PassOption):
         return _decide_in_round(state, Pass(options[0].seat))
     return []
@@ -142,13 +124,15 @@ def legal_actions(state: GameState) -> list[LegalAction]:
     may come from any seat)."""
     if state.result is not None:
         return []
+    return _in_turn(state) + abilities.options(state)
+
+
+def _in_turn(state: GameState) -> list[LegalAction]:
     match state.round:
         case PrivateAuction() as current:
-            in_turn = auction.legal_actions(state, current)
+            return auction.legal_actions(state, current)
         case StockRound() as current:
-            in_turn = stock_round.legal_actions(state, current)
+            return stock_round.legal_actions(state, current)
         case OperatingRound() as current:
-            in_turn = operating_round.legal_actions(state, current)
-        case _:
-            in_turn = []
-    return in_turn + abilities.options(state)
+            return operating_round.legal_actions(state, current)
+    return []

@@ -18,6 +18,7 @@ from services.rules.domain.commands import (
     BuyTrain,
     DeclareBankruptcy,
     DiscardTrain,
+    LayPrivateTile,
     LayTile,
     Pass,
     PayDividends,
@@ -38,6 +39,7 @@ from services.rules.domain.legal import (
     LegalAction,
     PassOption,
     PlaceTokenOption,
+    PrivateTileOption,
     RunRoutesOption,
     SellOption,
 )
@@ -265,11 +267,11 @@ def legal_actions(state: GameState, round_: OperatingRound) -> list[LegalAction]
     corporation = _current(state, round_)
     if round_.ability is not None:
         company, seat = round_.ability
-        lays = [
-            LayTileOption(o.hex, o.tile, o.rotation, o.cost, seat)
+        window = [
+            PrivateTileOption(company, o.hex, o.tile, o.rotation, seat)
             for o in on_the_board.lays(state, corporation, company)
         ]
-        return [*lays, PassOption(seat)]
+        return [*window, PassOption(seat)]
     seat = corporation.president
     privates: list[LegalAction] = list(corporation_private_options(state, corporation))
     match round_.step:
@@ -387,7 +389,9 @@ def _decide_ability(
 ) -> ev.Event:
     company, seat = ability
     match command:
-        case LayTile(hex=hex_, tile=tile, rotation=rotation):
+        case LayPrivateTile(company=used, hex=hex_, tile=tile, rotation=rotation) if (
+            used == company
+        ):
             lay = on_the_board.check_lay(state, corporation, hex_, tile, rotation, company)
             return ev.TileLaid(corporation.id, hex_, tile, rotation, lay.cost, ability=company)
         case Pass():
