@@ -35,6 +35,7 @@ def table_to_proto(table: tables.Table) -> lobby_pb2.Table:
             beginner_game=table.beginner_game,
             fixed_seat_order=table.fixed_seat_order,
             trust_submitted_revenue=table.trust_submitted_revenue,
+            undo_allowed=table.undo_allowed,
         ),
         seats=[
             lobby_pb2.Seat(number=s.number, player_name=s.player_name, taken=s.taken)
@@ -115,6 +116,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 request.options.fixed_seat_order,
                 credential_hash(host_credential),
                 request.options.trust_submitted_revenue,
+                request.options.undo_allowed,
             )
             table = await self._repo.append(table_id, 0, events)
         except Rejected as rejection:
@@ -199,6 +201,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                         beginner_game=table.beginner_game,
                         fixed_seat_order=table.fixed_seat_order,
                         trust_submitted_revenue=table.trust_submitted_revenue,
+                        undo_allowed=table.undo_allowed,
                     ),
                     timeout=10,
                 )

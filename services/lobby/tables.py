@@ -32,6 +32,7 @@ class Table:
     beginner_game: bool = False
     fixed_seat_order: bool = False
     trust_submitted_revenue: bool = False
+    undo_allowed: bool = False
     host_credential_hash: str = ""
     seats: tuple[Seat, ...] = ()
     game_id: str = ""
@@ -62,6 +63,7 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
                 beginner_game=data["beginner_game"],
                 fixed_seat_order=data["fixed_seat_order"],
                 trust_submitted_revenue=data.get("trust_submitted_revenue", False),
+                undo_allowed=data.get("undo_allowed", False),
                 host_credential_hash=data["host_credential_hash"],
                 seats=tuple(Seat(n) for n in range(1, data["seat_count"] + 1)),
             )
@@ -92,6 +94,7 @@ def create(
     fixed_seat_order: bool,
     host_credential_hash: str,
     trust_submitted_revenue: bool = False,
+    undo_allowed: bool = False,
 ) -> list[LobbyEvent]:
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         raise Rejected(
@@ -110,6 +113,7 @@ def create(
                 "beginner_game": beginner_game,
                 "fixed_seat_order": fixed_seat_order,
                 "trust_submitted_revenue": trust_submitted_revenue,
+                "undo_allowed": undo_allowed,
                 "host_credential_hash": host_credential_hash,
             },
         )

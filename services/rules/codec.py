@@ -31,7 +31,7 @@ from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2
 
 
-def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerCommand:
+def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerCommand | cmd.Undo:
     match command.WhichOneof("action"):
         case "buy_private":
             return cmd.BuyPrivate(seat=seat, company=_required(command.buy_private.company))
@@ -133,6 +133,8 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
                 tile=_required(lay.tile, "tile"),
                 rotation=lay.rotation,
             )
+        case "undo":
+            return cmd.Undo(seat=seat)
         case "exchange_private":
             exchange = command.exchange_private
             return cmd.ExchangePrivate(seat=seat, company=_required(exchange.company))

@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 
-from services.rules.domain.commands import Command, command_to_plain
+from services.rules.domain import undo
+from services.rules.domain.commands import Command, Undo, command_to_plain
 from services.rules.domain.decide import decide
-from services.rules.domain.events import Event, event_from_payload
+from services.rules.domain.events import Event, Undone, event_from_payload
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
+from services.rules.domain.undo import Logged
 from shikoku.eventstore import EventStore, NewEvent, StoredEvent, VersionConflict
 from shikoku.rejection import Kind, Rejected
 
@@ -41,17 +43,26 @@ class GameRepository:
         self._store = store
         self._latest: dict[str, Loaded] = {}
 
+    async def log(self, game_id: str, to_version: int | None = None) -> list[Logged]:
+        return [
+            Logged(stored.version, to_domain(stored), stored.cause)
+            for stored in await self._store.read(game_id, 1, to_version)
+        ]
+
     async def load(self, game_id: str, version: int | None = None) -> Loaded:
         """The state after `version` events (the latest if None). NOT_FOUND if no such game."""
         if version is not None:
-            events = await self._store.read(game_id, 1, version)
-            loaded = Loaded(len(events), fold(map(to_domain, events)))
-            if not events or loaded.version < version:
+            log = await self.log(game_id, version)
+            if len(log) < version or not log:
                 raise self._not_found(game_id, version)
-            return loaded
+            return Loaded(len(log), undo.state_of(log))
         cached = self._latest.get(game_id, Loaded(0, GameState()))
-        tail = await self._store.read(game_id, cached.version + 1)
-        loaded = Loaded(cached.version + len(tail), fold(map(to_domain, tail), cached.state))
+        tail = [to_domain(stored) for stored in await self._store.read(game_id, cached.version + 1)]
+        if any(isinstance(event, Undone) for event in tail):
+            log = await self.log(game_id)
+            loaded = Loaded(len(log), undo.state_of(log))
+        else:
+            loaded = Loaded(cached.version + len(tail), fold(tail, cached.state))
         if loaded.version == 0:
             raise self._not_found(game_id)
         self._latest[game_id] = loaded
@@ -68,7 +79,11 @@ class GameRepository:
             except Rejected:
                 loaded = Loaded(0, GameState())
             ready = await prepare(loaded.state, command) if prepare else command
-            events = decide(loaded.state, ready)
+            if isinstance(ready, Undo):
+                log = await self.log(game_id, loaded.version)
+                events = undo.decide_undo(loaded.state, log, ready)
+            else:
+                events = decide(loaded.state, ready)
             cause = command_to_plain(ready)
             try:
                 version = await self._store.append(
@@ -77,7 +92,10 @@ class GameRepository:
             except VersionConflict:
                 continue
             first = version - len(events) + 1
-            self._latest[game_id] = Loaded(version, fold(events, loaded.state))
+            if isinstance(ready, Undo):
+                self._latest.pop(game_id, None)  # rebuilt from the log on the next load
+            else:
+                self._latest[game_id] = Loaded(version, fold(events, loaded.state))
             return [
                 StoredEvent(first + i, e.TYPE, e.SCHEMA, e.payload(), cause if i == 0 else None)
                 for i, e in enumerate(events)

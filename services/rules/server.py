@@ -90,6 +90,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             beginner_game=request.beginner_game,
             fixed_seat_order=request.fixed_seat_order,
             trust_submitted_revenue=request.trust_submitted_revenue,
+            undo_allowed=request.undo_allowed,
         )
         try:
             stored = await self._games.execute(request.game_id, command)

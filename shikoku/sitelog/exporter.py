@@ -20,6 +20,7 @@ from services.rules.domain.evolve import evolve
 from services.rules.domain.market import load_market
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction
 from services.rules.domain.title import load_title
+from services.rules.domain.undo import Logged, effective
 from services.rules.route_pricing import corporation_graph
 
 Action = dict[str, Any]
@@ -146,9 +147,12 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
 
 
 def batches_from(stored: Iterable[tuple[dict[str, Any] | None, ev.Event]]) -> list[Batch]:
-    """Stored (cause, event) pairs, in order, grouped by the command that caused them."""
+    """Stored (cause, event) pairs, in order, grouped by the command that caused them; what
+    was undone is left out."""
+    log = [Logged(number, event, cause) for number, (cause, event) in enumerate(stored, start=1)]
     batches: list[Batch] = []
-    for cause, event in stored:
+    for logged in effective(log):
+        cause, event = logged.cause, logged.event
         if cause is not None:
             batches.append(Batch(cmd.command_from_plain(cause), (event,)))
         elif batches:

@@ -379,3 +379,38 @@ def test_auction_to_stock_round_through_the_gateway(client: Client) -> None:
         grpc.StatusCode.FAILED_PRECONDITION,
         "GAME_OVER",
     )
+
+
+def test_undo_through_the_gateway(client: Client) -> None:
+    options = lobby_pb2.TableOptions(undo_allowed=True, fixed_seat_order=True)
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2, options=options))
+    table_id = created.table.table_id
+    tokens = [
+        client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=f"p{n}")
+        ).seat_token
+        for n in (1, 2)
+    ]
+    game_id = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+    ).game_id
+
+    def submit(seat: int, command: game_pb2.Command) -> game_pb2.SubmitCommandResponse:
+        request = game_pb2.SubmitCommandRequest(game_id=game_id, command=command)
+        return client.game.SubmitCommand(request, metadata=auth(tokens[seat - 1]))
+
+    def state() -> dict[str, Any]:
+        return document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
+
+    before = state()
+    submit(1, game_pb2.Command(buy_private=game_pb2.BuyPrivate(company="TR")))
+    assert state()["players"][0]["privates"] == ["TR"]
+    undo = game_pb2.Command(undo=game_pb2.Undo())
+    expect_error(lambda: submit(2, undo), grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_ACTION")
+    undone = submit(1, undo)
+    assert [e.type for e in undone.events] == ["Undone"]
+    assert state() == before
+    length = client.stream_length(game_id)
+    assert length == undone.version  # the log only grew
+    submit(1, PASS)
+    assert state()["players"][0]["privates"] == []

@@ -107,12 +107,15 @@ def test_the_quick_first_answer_does_not_change_the_optimum(
         assert solution.proven, context
         assert solution.revenue == expected.revenue, context
         by_train = {r.train: r for r in solution.routes}
-        assert tuple(
-            IDLE
-            if (r := by_train.get(t)) is None
-            else (-r.revenue, undirected_key(r.nodes, r.segments))
-            for t in range(len(graph.trains))
-        ) == expected.key, context
+        assert (
+            tuple(
+                IDLE
+                if (r := by_train.get(t)) is None
+                else (-r.revenue, undirected_key(r.nodes, r.segments))
+                for t in range(len(graph.trains))
+            )
+            == expected.key
+        ), context
 
 
 def test_every_solution_passes_validation_in_every_form() -> None:

@@ -22,6 +22,7 @@ class CreateGame:
     fixed_seat_order: bool = False
     title: str = "1889"
     trust_submitted_revenue: bool = False
+    undo_allowed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,13 @@ class DeclareBankruptcy:
     seat: int
 
 
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """Take back this seat's last action, if the table allows undo and nothing came after it."""
+
+    seat: int
+
+
 PlayerCommand = (
     BuyPrivate
     | PlaceBid
@@ -195,7 +203,7 @@ PlayerCommand = (
     | BuyPrivateForCorporation
     | DeclareBankruptcy
 )
-Command = CreateGame | EndGame | PlayerCommand
+Command = CreateGame | EndGame | Undo | PlayerCommand
 
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -219,6 +227,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
         DiscardTrain,
         BuyPrivateForCorporation,
         DeclareBankruptcy,
+        Undo,
     )
 }
 

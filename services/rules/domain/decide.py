@@ -15,6 +15,7 @@ from services.rules.domain.commands import (
     EndGame,
     Pass,
     PlayerCommand,
+    Undo,
 )
 from services.rules.domain.events import BankBroken, Event
 from services.rules.domain.evolve import evolve
@@ -33,6 +34,8 @@ def decide(state: GameState, command: Command) -> list[Event]:
         if state.result is not None:
             raise Rejected("GAME_OVER", "the game has ended")
         return [game_ended(state, "ended")]
+    if isinstance(command, Undo):
+        raise TypeError("Undo is decided on the log: services.rules.domain.undo.decide_undo")
     if abilities.is_out_of_turn(state, command):
         _check_seat(state, command)
         return with_consequences(state, [abilities.decide(state, command)])

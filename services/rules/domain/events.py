@@ -41,6 +41,8 @@ class GameCreated(Event):
     bank: int
     #: Replays of old site logs: a run's stored revenue is taken as it is (docs/rules-notes.md).
     trust_submitted_revenue: bool = False
+    #: Players may take back their last action (not in tournaments).
+    undo_allowed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,6 +503,17 @@ class PlayerBankrupt(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Undone(Event):
+    """The events of versions `first` to `last` (one command's) no longer count: the log stays
+    append-only, and the state is the fold of the events that still count."""
+
+    TYPE: ClassVar[str] = "Undone"
+    seat: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerNetWorth:
     seat: int
     net_worth: int
@@ -565,6 +578,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         BankBroken,
         PlayerBankrupt,
         GameEnded,
+        Undone,
     )
 }
 

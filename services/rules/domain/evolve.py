@@ -25,6 +25,8 @@ from services.rules.domain.title import UNLIMITED, load_title
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
+    if isinstance(event, ev.Undone):
+        raise ValueError("an Undone event is folded by services.rules.domain.undo, not evolve")
     return _HANDLERS[type(event)](state, event)
 
 
@@ -56,6 +58,7 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
         title=event.title,
         beginner_game=event.beginner_game,
         trust_submitted_revenue=event.trust_submitted_revenue,
+        undo_allowed=event.undo_allowed,
         bank=event.bank,
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
         corporations=tuple(Corporation(c.id) for c in load_title(event.title).corporations),

@@ -44,6 +44,7 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
             beginner_game=command.beginner_game,
             bank=title.bank,
             trust_submitted_revenue=command.trust_submitted_revenue,
+            undo_allowed=command.undo_allowed,
         ),
         ev.PlayerOrderDrawn(order=tuple(order)),
         ev.StartingCapitalDealt(amount=rules.starting_capital),

@@ -154,6 +154,7 @@ class GameState:
     title: str = ""
     beginner_game: bool = False
     trust_submitted_revenue: bool = False
+    undo_allowed: bool = False
     bank: int = 0
     players: tuple[Player, ...] = ()  # in play order once drawn
     round: Round | None = None
