@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GENERATED := shikoku/v1/.generated
 
-.PHONY: setup proto run test lint unit bench clean
+.PHONY: setup proto run test lint unit bench soak clean
 
 setup: $(INSTALLED) $(GENERATED)
 
@@ -41,6 +41,11 @@ test: lint
 
 bench: setup
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# The property tests at full size: about a thousand random games and many thousand route graphs.
+soak: setup
+	SHIKOKU_PROPERTY_SCALE=50 $(BIN)/pytest -q tests/rules/test_random_games.py \
+		tests/rules/test_listed_iff_accepted.py tests/routes
 
 clean:
 	rm -rf $(VENV) shikoku/v1 shikoku/internal .mypy_cache .ruff_cache .pytest_cache

@@ -5,8 +5,13 @@ three ways: node ids (`NodeRoute`), the hexes it visits (`HexRoute`, the 18xx.ga
 format) or one hex sequence per centre-to-centre piece (`ConnectionRoute`, the newer
 `connections` format). A submission may fit several walks (two tracks joining the same hexes,
 or centres joined by more than one track); it is accepted when some choice of walks, one per
-route, is legal, and the choice made is the one with the highest total revenue, then the
-smallest tuple of `(node ids, segment ids)` per route in submission order.
+route, is legal. Of the legal choices the one taken has the highest total revenue; among equals,
+comparing the routes in submission order, each by revenue (higher first) and then by
+`order.walk_key` as written (smaller first).
+
+When no choice is legal, the violation reported is that of the first route with no legal
+reading (taking its most direct reading: fewest segments, then smallest `walk_key`), or, if
+each route alone has one, the first track two routes share.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 
 from services.routes.graph import Route, TrackGraph
 from services.routes.index import GraphIndex, build_index
+from services.routes.order import walk_key
 from services.routes.reading import IndexWalk, read_connections, read_hexes, read_nodes
 from services.routes.rules import Reason, Violation, Walk, check_disjoint, check_walk
 
@@ -114,7 +120,7 @@ def _legal_readings(
     index: GraphIndex, train: int, readings: list[IndexWalk]
 ) -> list[_Reading] | Violation:
     """The legal readings, best first; or, if there is none, the violation of the most direct
-    reading (fewest segments, then smallest ids)."""
+    reading."""
     legal: list[_Reading] = []
     illegal: list[tuple[int, Walk, Violation]] = []
     for node_ix, seg_ix in readings:
@@ -132,9 +138,9 @@ def _legal_readings(
             )
             legal.append(_Reading(walk, verdict, frozenset(walk.segments), sides))
     if legal:
-        legal.sort(key=lambda r: (-r.revenue, r.walk.nodes, r.walk.segments))
+        legal.sort(key=lambda r: (-r.revenue, walk_key(r.walk.nodes, r.walk.segments)))
         return legal
-    illegal.sort(key=lambda t: (t[0], t[1].nodes, t[1].segments))
+    illegal.sort(key=lambda t: (t[0], walk_key(t[1].nodes, t[1].segments)))
     return illegal[0][2]
 
 
