@@ -7,10 +7,9 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 
 import grpc
-from redis.asyncio import Redis
 
 from services.rules.codec import event_to_proto
-from shikoku.config import Addresses, redis_url
+from shikoku.config import Addresses, redis_client
 from shikoku.eventstore import EventStore
 from shikoku.forwarding import forward, relay_error
 from shikoku.grpc_errors import abort
@@ -107,7 +106,10 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
             await abort(context, rejection)
             raise
         submit = rules_pb2.SubmitRequest(
-            game_id=request.game_id, seat=seat, command=request.command
+            game_id=request.game_id,
+            seat=seat,
+            command=request.command,
+            command_id=request.command_id,
         )
         return await forward(self._rules.Submit, submit, context)
 
@@ -159,7 +161,7 @@ class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
 
 async def main() -> None:
     addresses = Addresses.from_env()
-    redis = Redis.from_url(redis_url())
+    redis = redis_client()
     lobby_channel = grpc.aio.insecure_channel(addresses.lobby)
     rules_channel = grpc.aio.insecure_channel(addresses.rules)
     routes_channel = grpc.aio.insecure_channel(addresses.routes)

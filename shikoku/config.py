@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from redis.asyncio import Redis
+
 
 @dataclass(frozen=True, slots=True)
 class Addresses:
@@ -25,3 +27,17 @@ class Addresses:
 
 def redis_url() -> str:
     return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+# Fail fast when Redis is down (callers answer UNAVAILABLE); long enough for blocking reads,
+# which wait at most 5 s (EventStore.follow).
+REDIS_CONNECT_SECONDS = 1.0
+REDIS_READ_SECONDS = 10.0
+
+
+def redis_client() -> Redis:
+    return Redis.from_url(
+        redis_url(),
+        socket_connect_timeout=REDIS_CONNECT_SECONDS,
+        socket_timeout=REDIS_READ_SECONDS,
+    )

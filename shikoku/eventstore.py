@@ -17,10 +17,20 @@ from typing import Any, cast
 import msgpack
 from redis.asyncio import Redis
 
-# Appends the batch ARGV[2..] (type, schema version, payload, cause quadruples; an empty cause is
-# not stored) only if the stream's last version is ARGV[1]; returns {1, new version}, or
-# {0, actual version} on conflict.
+# KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
+# ARGV: expected version, command id ('' for none), seconds to keep command ids, then one
+# (type, schema version, payload, cause) quadruple per event; an empty cause is not stored.
+# Returns {1, new version} when appended; {0, actual version} on a version conflict (nothing
+# written); {2, first, last} when the command id was applied before (nothing written).
 _APPEND = """
+local command = ARGV[2]
+if command ~= '' then
+  local done = redis.call('HGET', KEYS[2], command)
+  if done then
+    local first, last = string.match(done, '^(%d+):(%d+)$')
+    return {2, tonumber(first), tonumber(last)}
+  end
+end
 local expected = tonumber(ARGV[1])
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local current = 0
@@ -31,7 +41,7 @@ if current ~= expected then
   return {0, current}
 end
 local version = current
-for i = 2, #ARGV, 4 do
+for i = 4, #ARGV, 4 do
   version = version + 1
   if ARGV[i + 3] == '' then
     redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2])
@@ -40,8 +50,16 @@ for i = 2, #ARGV, 4 do
       'c', ARGV[i + 3])
   end
 end
+if command ~= '' then
+  redis.call('HSET', KEYS[2], command, (current + 1) .. ':' .. version)
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+end
 return {1, version}
 """
+
+# How long a command id is remembered after the game's last command: retries come within
+# seconds; a day covers clients that reconnect much later.
+COMMAND_ID_SECONDS = 24 * 3600
 
 
 # Stream entries as redis-py returns them without response decoding.
@@ -56,6 +74,16 @@ class VersionConflict(Exception):
         self.stream = stream
         self.expected = expected
         self.actual = actual
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Versions `first` to `last` hold the batch; `duplicate`: the command id had been applied
+    before and these are the versions it wrote then (nothing was written now)."""
+
+    first: int
+    last: int
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +130,10 @@ class EventStore:
     def key(self, aggregate_id: str) -> str:
         return stream_key(self._kind, aggregate_id)
 
+    def commands_key(self, aggregate_id: str) -> str:
+        """The hash of command ids already applied to the aggregate, in its slot."""
+        return f"{self._kind}:{{{aggregate_id}}}:commands"
+
     async def append(
         self,
         aggregate_id: str,
@@ -112,7 +144,20 @@ class EventStore:
         """Appends `events` atomically if the stream is at `expected_version`; returns the new
         version. Raises VersionConflict, writing nothing, otherwise. `cause` (what led to the
         batch, e.g. the command) is kept with the batch's first event."""
-        args: list[Any] = [expected_version]
+        appended = await self.append_once(aggregate_id, expected_version, events, cause)
+        return appended.last
+
+    async def append_once(
+        self,
+        aggregate_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        cause: Mapping[str, Any] | None = None,
+        command_id: str = "",
+    ) -> Appended:
+        """As `append`, and a `command_id` already applied is not applied again: the versions
+        it wrote then come back, marked duplicate (checked before the expected version)."""
+        args: list[Any] = [expected_version, command_id, COMMAND_ID_SECONDS]
         for index, event in enumerate(events):
             stored_cause = msgpack.packb(dict(cause)) if cause is not None and index == 0 else b""
             args += [
@@ -122,10 +167,25 @@ class EventStore:
                 stored_cause,
             ]
         key = self.key(aggregate_id)
-        ok, version = await self._append(keys=[key], args=args)
-        if not ok:
-            raise VersionConflict(key, expected_version, int(version))
-        return int(version)
+        reply = await self._append(keys=[key, self.commands_key(aggregate_id)], args=args)
+        match [int(value) for value in reply]:
+            case [1, version]:
+                return Appended(version - len(events) + 1, version)
+            case [2, first, last]:
+                return Appended(first, last, duplicate=True)
+            case [_, actual]:
+                raise VersionConflict(key, expected_version, actual)
+        raise RuntimeError(f"unexpected reply from the append script: {reply!r}")
+
+    async def applied(self, aggregate_id: str, command_id: str) -> Appended | None:
+        """The versions a command id wrote, if it has been applied (and not yet forgotten)."""
+        done = cast(
+            bytes | None, await self._redis.hget(self.commands_key(aggregate_id), command_id)
+        )
+        if done is None:
+            return None
+        first, last = (int(part) for part in done.split(b":"))
+        return Appended(first, last, duplicate=True)
 
     async def version(self, aggregate_id: str) -> int:
         last = cast(Entries, await self._redis.xrevrange(self.key(aggregate_id), count=1))

@@ -8,7 +8,7 @@ from typing import TypeVar
 import grpc
 from grpc_status import rpc_status
 
-from shikoku.grpc_server import Context
+from shikoku.grpc_types import Context
 
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")

@@ -9,7 +9,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from shikoku.grpc_server import Context
+from shikoku.grpc_types import Context
 from shikoku.rejection import Kind, Rejected
 
 DOMAIN = "shikoku.1889"

@@ -6,17 +6,20 @@ import asyncio
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from shikoku.grpc_types import Context
+from shikoku.interceptors import FailuresAsStatus
+
+__all__ = ["Context", "Register", "serve"]
+
 log = logging.getLogger(__name__)
 
 Register = Callable[[grpc.aio.Server], Iterable[str]]
-Context = grpc.aio.ServicerContext[Any, Any]
 
 
 async def serve(
@@ -29,7 +32,7 @@ async def serve(
     """Serves until SIGTERM or SIGINT, then stops taking calls, lets running ones finish for
     `grace_seconds`, and runs `on_stop`. `register` adds the servicers and returns their full
     service names (for health and reflection)."""
-    server = grpc.aio.server()
+    server = grpc.aio.server(interceptors=[FailuresAsStatus()])
     service_names = list(register(server))
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -20,6 +20,7 @@ class Kind(Enum):
     UNAUTHENTICATED = "UNAUTHENTICATED"
     ALREADY_EXISTS = "ALREADY_EXISTS"
     UNIMPLEMENTED = "UNIMPLEMENTED"
+    UNAVAILABLE = "UNAVAILABLE"  # a dependency is down: retry later
 
 
 class Rejected(Exception):

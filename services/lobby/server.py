@@ -7,11 +7,10 @@ import secrets
 from collections.abc import Iterable
 
 import grpc
-from redis.asyncio import Redis
 
 from services.lobby import tables
 from services.lobby.credentials import credential_hash, new_credential, table_of
-from shikoku.config import Addresses, redis_url
+from shikoku.config import Addresses, redis_client
 from shikoku.eventstore import EventStore, NewEvent, VersionConflict
 from shikoku.grpc_errors import abort, from_rpc_error
 from shikoku.grpc_server import Context, serve
@@ -279,7 +278,7 @@ class CredentialServicer(internal_lobby_pb2_grpc.CredentialServiceServicer):
 
 async def main() -> None:
     addresses = Addresses.from_env()
-    redis = Redis.from_url(redis_url())
+    redis = redis_client()
     repo = TableRepository(EventStore(redis, "table"))
     channel = grpc.aio.insecure_channel(addresses.rules)
     rules = rules_pb2_grpc.RulesServiceStub(channel)

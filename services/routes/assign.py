@@ -44,7 +44,6 @@ class _Base:
         ]
         self.choice = [IDLE] * self.m
         self.ticks = 0
-        self._blocked: dict[tuple[int, int, int], int] = {}
 
     def _tick(self) -> None:
         self.ticks += 1
@@ -74,12 +73,9 @@ class _Base:
         """The state after train i takes position p (its own type's order not yet applied)."""
         t = self.train_type[i]
         child = list(blocked)
+        uids = self.pools[t].uids[p]
         for other, _ in self.later[i + 1]:
-            key = (t, p, other)
-            b = self._blocked.get(key)
-            if b is None:
-                b = self._blocked[key] = self.pools[other].blocked_by(self.pools[t].uids[p])
-            child[other] |= b
+            child[other] |= self.pools[other].blocked_by(uids)
         return child
 
     def _idle_child(self, i: int, blocked: list[int]) -> list[int]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from services.routes.index import GraphIndex
 
-#: Width of one revenue field in a packed revenue (see `Enumeration.packed_values`).
+#: Width of one revenue field in a packed revenue (see `value_classes`).
 FIELD_BITS = 32
 FIELD_MASK = (1 << FIELD_BITS) - 1
 
@@ -281,10 +281,6 @@ def enumerate_routes(
 
 def revenue_of(rec: RouteRecord, value_class: int) -> int:
     return rec[1] >> (FIELD_BITS * value_class) & FIELD_MASK
-
-
-def route_connections(rec: RouteRecord) -> list[Connection]:
-    return arm_connections(rec[3]) + arm_connections(rec[4])
 
 
 def route_walk(rec: RouteRecord) -> tuple[tuple[int, ...], tuple[int, ...]]:

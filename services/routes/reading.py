@@ -150,6 +150,8 @@ def read_hexes(index: GraphIndex, train: int, hexes: Sequence[str]) -> list[Inde
 
 
 def _no_walk(index: GraphIndex, train: int, seq: tuple[str, ...], furthest: int) -> Violation:
+    if len(seq) == 1:
+        return Violation(Reason.TOO_FEW_STOPS, train, hex=seq[0], detail="one hex")
     if furthest + 1 < len(seq):
         return Violation(
             Reason.NOT_CONNECTED,
@@ -197,14 +199,19 @@ def _chain(
     worst = [-1]
     error: list[Violation] = []
 
-    def piece_walks(at: int | None, piece: tuple[str, ...]) -> list[IndexWalk]:
-        walks: list[IndexWalk] = []
-        orientations = [piece] if piece == piece[::-1] else [piece, piece[::-1]]
-        for seq in orientations:
-            matcher = _HexMatcher(index, seq, plain=plain, through_centres=False)
-            for s in [at] if at is not None else _centres_on(index, seq[0]):
-                matcher.run(s)
-            walks.extend(matcher.found)
+    memo: dict[tuple[int | None, int], list[IndexWalk]] = {}
+
+    def piece_walks(at: int | None, j: int) -> list[IndexWalk]:
+        walks = memo.get((at, j))
+        if walks is None:
+            walks = memo[(at, j)] = []
+            piece = pieces[j]
+            orientations = [piece] if piece == piece[::-1] else [piece, piece[::-1]]
+            for seq in orientations:
+                matcher = _HexMatcher(index, seq, plain=plain, through_centres=False)
+                for s in [at] if at is not None else _centres_on(index, seq[0]):
+                    matcher.run(s)
+                walks.extend(matcher.found)
         return walks
 
     def go(j: int, nodes: tuple[int, ...], segs: tuple[int, ...]) -> None:
@@ -214,7 +221,7 @@ def _chain(
             found.append((nodes, segs))
             return
         at = nodes[-1] if nodes else None
-        walks = piece_walks(at, pieces[j])
+        walks = piece_walks(at, j)
         if not walks and j > worst[0]:
             worst[0] = j
             error.clear()

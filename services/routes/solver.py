@@ -9,8 +9,8 @@
 
 When the enumeration passes `QUICK_AFTER` routes, the solver first builds a quick answer: each
 train in turn (most centres first) takes the best route among the first few thousand found when
-always trying the most valuable centres first. That answer is what a deadline falls back on, and
-its total is a lower bound that shrinks the pools of the exact search.
+always trying the most valuable centres first. That answer is what a deadline (or `MAX_ROUTES`)
+falls back on, and its total is a lower bound that shrinks the pools of the exact search.
 
 Ties. Among assignments of maximum total revenue the solver returns the first in this order:
 compare the trains in their given order, each by its route's revenue (higher first), then by the
@@ -45,6 +45,9 @@ QUICK_AFTER = 40_000
 QUICK_ROUTES = 8_000
 #: When out of time without a quick answer, the greedy fallback looks at this many routes.
 FALLBACK_ROUTES = 20_000
+#: The most routes the exhaustive search enumerates (about 300 bytes each); past it the answer
+#: is the quick one, unproven, as if the deadline had passed.
+MAX_ROUTES = 1_500_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +76,7 @@ def solve(graph: TrackGraph, deadline: float | None = None) -> Solution:
     quick: _Found | None = None
     if enum.exhausted:
         quick = _quick(index, enum, deadline)
-        enum = enumerate_routes(index, max_stops, deadline)
+        enum = enumerate_routes(index, max_stops, deadline, budget=MAX_ROUTES)
         candidates += len(enum.routes)
     found, proven = _search(index, enum, deadline, quick)
 

@@ -17,6 +17,7 @@ from services.rules.domain.events import Event, Undone, event_from_payload
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
 from services.rules.domain.undo import Logged
+from services.rules.snapshots import SnapshotStore
 from shikoku.eventstore import EventStore, NewEvent, StoredEvent, VersionConflict
 from shikoku.rejection import Kind, Rejected
 
@@ -39,8 +40,9 @@ def to_domain(stored: StoredEvent) -> Event:
 
 
 class GameRepository:
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, snapshots: SnapshotStore | None = None) -> None:
         self._store = store
+        self._snapshots = snapshots
         self._latest: dict[str, Loaded] = {}
 
     async def log(self, game_id: str, to_version: int | None = None) -> list[Logged]:
@@ -56,7 +58,7 @@ class GameRepository:
             if len(log) < version or not log:
                 raise self._not_found(game_id, version)
             return Loaded(len(log), undo.state_of(log))
-        cached = self._latest.get(game_id, Loaded(0, GameState()))
+        cached = self._latest.get(game_id) or await self._from_snapshot(game_id)
         tail = [to_domain(stored) for stored in await self._store.read(game_id, cached.version + 1)]
         if any(isinstance(event, Undone) for event in tail):
             log = await self.log(game_id)
@@ -68,11 +70,25 @@ class GameRepository:
         self._latest[game_id] = loaded
         return loaded
 
+    async def _from_snapshot(self, game_id: str) -> Loaded:
+        snapshot = await self._snapshots.load(game_id) if self._snapshots else None
+        if snapshot is None:
+            return Loaded(0, GameState())
+        return Loaded(snapshot.version, snapshot.state)
+
     async def execute(
-        self, game_id: str, command: Command, prepare: Prepare | None = None
+        self,
+        game_id: str,
+        command: Command,
+        prepare: Prepare | None = None,
+        command_id: str = "",
     ) -> list[StoredEvent]:
         """Decides `command` on the latest state and stores its events; returns them stored.
-        `prepare` may complete the command from the state first (e.g. compute route revenue)."""
+        `prepare` may complete the command from the state first (e.g. compute route revenue).
+        A `command_id` already applied is answered with the events it caused then, and
+        nothing is decided or written again."""
+        if command_id and (done := await self._store.applied(game_id, command_id)):
+            return await self._store.read(game_id, done.first, done.last)
         for _attempt in range(MAX_ATTEMPTS):
             try:
                 loaded = await self.load(game_id)
@@ -86,16 +102,20 @@ class GameRepository:
                 events = decide(loaded.state, ready)
             cause = command_to_plain(ready)
             try:
-                version = await self._store.append(
-                    game_id, loaded.version, [to_new_event(e) for e in events], cause
+                appended = await self._store.append_once(
+                    game_id, loaded.version, [to_new_event(e) for e in events], cause, command_id
                 )
             except VersionConflict:
                 continue
-            first = version - len(events) + 1
+            if appended.duplicate:  # the same command id won a race just now
+                return await self._store.read(game_id, appended.first, appended.last)
+            first, version = appended.first, appended.last
             if isinstance(ready, Undo):
                 self._latest.pop(game_id, None)  # rebuilt from the log on the next load
             else:
                 self._latest[game_id] = Loaded(version, fold(events, loaded.state))
+                if self._snapshots and self._snapshots.due(loaded.version, version):
+                    await self._snapshots.save(game_id, version, self._latest[game_id].state)
             return [
                 StoredEvent(first + i, e.TYPE, e.SCHEMA, e.payload(), cause if i == 0 else None)
                 for i, e in enumerate(events)

@@ -7,7 +7,6 @@ import secrets
 from collections.abc import Iterable
 
 import grpc
-from redis.asyncio import Redis
 
 from services.routes import wire
 from services.rules import codec, route_pricing
@@ -17,7 +16,8 @@ from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
 from services.rules.repository import GameRepository
-from shikoku.config import Addresses, redis_url
+from services.rules.snapshots import SnapshotStore
+from shikoku.config import Addresses, redis_client
 from shikoku.eventstore import EventStore
 from shikoku.grpc_errors import abort
 from shikoku.grpc_server import Context, serve
@@ -26,6 +26,7 @@ from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2
 
 ROUTE_CHECK_SECONDS = 10.0
+MAX_COMMAND_ID = 64
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
@@ -106,8 +107,17 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         self, request: rules_pb2.SubmitRequest, context: Context
     ) -> game_pb2.SubmitCommandResponse:
         try:
+            if len(request.command_id) > MAX_COMMAND_ID:
+                raise Rejected(
+                    "INVALID_COMMAND_ID",
+                    f"a command id has at most {MAX_COMMAND_ID} characters",
+                    Kind.INVALID_ARGUMENT,
+                    {"field": "command_id"},
+                )
             command = codec.command_from_proto(request.seat, request.command)
-            stored = await self._games.execute(request.game_id, command, self._prepare)
+            stored = await self._games.execute(
+                request.game_id, command, self._prepare, request.command_id
+            )
         except Rejected as rejection:
             await abort(context, rejection)
             raise
@@ -161,10 +171,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
 
 
 async def main() -> None:
-    redis = Redis.from_url(redis_url())
+    redis = redis_client()
     routes_channel = grpc.aio.insecure_channel(Addresses.from_env().routes)
     servicer = RulesServicer(
-        GameRepository(EventStore(redis, "game")),
+        GameRepository(EventStore(redis, "game"), SnapshotStore(redis)),
         routes_pb2_grpc.RouteEngineStub(routes_channel),
     )
 

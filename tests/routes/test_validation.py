@@ -301,3 +301,15 @@ def test_old_log_pieces_in_either_direction() -> None:
     result = evaluate(graph, [ConnectionRoute(0, (("B", "A"), ("B", "C")))])
     assert revenues(result) == [60]
     assert result.routes[0].nodes[0] == "A"
+
+
+def test_two_centres_on_one_hex() -> None:
+    b = Board()
+    b.city("K", 20, token=True)
+    b.city("K.1", 30)
+    b.track("K", "K", "K.1")
+    graph = b.graph(TWO)
+    for route in (HexRoute(0, ("K",)), ConnectionRoute(0, (("K",),)), NodeRoute(0, ("K.1", "K"))):
+        assert revenues(evaluate(graph, [route])) == [50]
+    lone = line(TWO)
+    assert rejected(evaluate(lone, [HexRoute(0, ("A",))]))[:2] == (Reason.TOO_FEW_STOPS, 0)
