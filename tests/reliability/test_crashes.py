@@ -1,0 +1,135 @@
+"""Crashes and outages: a rules process killed mid-stream, Redis stopped and restarted."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import cast
+
+import grpc
+import pytest
+import redis
+
+from shikoku.eventstore import Entries, stream_key
+from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
+from shikoku.redis_server import EmbeddedRedis, free_port
+from shikoku.supervisor import ServiceProcess
+from shikoku.v1 import game_pb2
+from tests.reliability.proto_bot import next_command
+
+pytestmark = pytest.mark.reliability
+
+
+def start_rules(redis_url: str, address: str) -> ServiceProcess:
+    env = dict(os.environ, REDIS_URL=redis_url, SHIKOKU_RULES_ADDR=address)
+    env["SHIKOKU_ROUTES_ADDR"] = f"127.0.0.1:{free_port()}"  # not needed before trains run
+    rules = ServiceProcess("rules", "services.rules.server", env, log=io.StringIO())
+    rules.wait_listening()
+    return rules
+
+
+class Player:
+    """Plays the game through the rules service, remembering every acknowledged version."""
+
+    def __init__(self, address: str, game_id: str) -> None:
+        self.address = address
+        self.game_id = game_id
+        self.acknowledged: dict[int, str] = {}
+        self.connect()
+
+    def connect(self) -> None:
+        """A new connection (after a restart, rather than wait out the old one's backoff)."""
+        self.channel = grpc.insecure_channel(self.address)
+        self.rules = rules_pb2_grpc.RulesServiceStub(self.channel)
+
+    def version(self) -> int:
+        request = game_pb2.GetStateRequest(game_id=self.game_id)
+        return int(self.rules.GetState(request, timeout=5).version)
+
+    def create(self) -> None:
+        players = [rules_pb2.GamePlayer(seat=s, name=f"p{s}") for s in (1, 2, 3)]
+        request = rules_pb2.CreateGameRequest(
+            game_id=self.game_id, players=players, fixed_seat_order=True
+        )
+        self.rules.CreateGame(request, timeout=5)
+
+    def step(self) -> None:
+        request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
+        actions = list(self.rules.ListLegalActions(request, timeout=5).actions)
+        chosen = next_command(actions)
+        assert chosen is not None, "the bot has nothing it can do"
+        seat, command = chosen
+        submit = rules_pb2.SubmitRequest(game_id=self.game_id, seat=seat, command=command)
+        answer = self.rules.Submit(submit, timeout=5)
+        self.acknowledged.update({event.version: event.type for event in answer.events})
+
+
+def stored_types(redis_url: str, game_id: str) -> dict[int, str]:
+    client = redis.Redis.from_url(redis_url)
+    entries = cast(Entries, client.xrange(stream_key("game", game_id)))
+    client.close()
+    return {int(entry_id.split(b"-")[0]): fields[b"t"].decode() for entry_id, fields in entries}
+
+
+def test_a_killed_rules_process_loses_nothing_acknowledged(redis_url: str) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    rules = start_rules(redis_url, address)
+    player = Player(address, "g-killed")
+    try:
+        player.create()
+        for _ in range(15):
+            player.step()
+        rules.process.send_signal(signal.SIGKILL)  # no chance to clean up
+        rules.process.wait()
+        with pytest.raises(grpc.RpcError):
+            player.step()
+        rules = start_rules(redis_url, address)
+        player.connect()
+        for _ in range(15):
+            player.step()
+        served = player.version()  # the new process folded the whole stream
+    finally:
+        rules.stop()
+        player.channel.close()
+    stored = stored_types(redis_url, "g-killed")
+    assert sorted(stored) == list(range(1, len(stored) + 1)) and served == len(stored)
+    assert all(stored[version] == kind for version, kind in player.acknowledged.items())
+
+
+@pytest.fixture
+def durable_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
+    server = EmbeddedRedis(data_dir=tmp_path / "redis", durable=True).start()
+    yield server
+    server.stop()
+
+
+def test_redis_restarted_with_aof_loses_nothing_and_outage_fails_fast(
+    durable_redis: EmbeddedRedis,
+) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    rules = start_rules(durable_redis.url, address)
+    player = Player(address, "g-outage")
+    try:
+        player.create()
+        for _ in range(10):
+            player.step()
+        durable_redis.stop()
+        started = time.monotonic()
+        with pytest.raises(grpc.RpcError) as failed:
+            player.step()
+        assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert time.monotonic() - started < 4  # fails fast, no hang
+        durable_redis.start()
+        for _ in range(10):
+            player.step()
+    finally:
+        rules.stop()
+        player.channel.close()
+    stored = stored_types(durable_redis.url, "g-outage")
+    assert sorted(stored) == list(range(1, len(stored) + 1))
+    assert all(stored[version] == kind for version, kind in player.acknowledged.items())
+    assert len(player.acknowledged) >= 20
