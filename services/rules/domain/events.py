@@ -7,7 +7,7 @@ Changing an event's fields means a new SCHEMA and an upcaster, never a rewrite o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -290,11 +290,14 @@ class CorporationOperates(Event):
 
 @dataclass(frozen=True, slots=True)
 class HomeTokenPlaced(Event):
-    """Rulebook 7.4: the first time a corporation operates, its home token goes down."""
+    """Rulebook 7.4: at the start of its first operating round a corporation's home token goes
+    on city `city` of its home hex. Schema 2 added `city` (titles with two cities on a hex)."""
 
     TYPE: ClassVar[str] = "HomeTokenPlaced"
+    SCHEMA: ClassVar[int] = 2
     corporation: str
     hex: str
+    city: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -583,9 +586,23 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
+# Upcasters turn a stored payload of (type, schema) into the payload of schema + 1. Old events
+# are upcast as they are read, never rewritten.
+UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    # 1889 has one city per hex: the home token went on city 0.
+    ("HomeTokenPlaced", 1): lambda payload: {**payload, "city": 0},
+}
+
+
 def event_from_payload(type_name: str, schema: int, payload: Mapping[str, Any]) -> Event:
-    """Rebuilds an event from its stored form."""
+    """Rebuilds an event from its stored form, upcasting older schemas step by step."""
     cls = EVENT_TYPES[type_name]
-    if schema != cls.SCHEMA:
-        raise ValueError(f"{type_name} schema {schema} has no upcaster to {cls.SCHEMA}")
-    return from_plain(cls, payload)
+    if schema > cls.SCHEMA:
+        raise ValueError(f"{type_name} schema {schema} is newer than this code ({cls.SCHEMA})")
+    data = dict(payload)
+    while schema < cls.SCHEMA:
+        upcast = UPCASTERS.get((type_name, schema))
+        if upcast is None:
+            raise ValueError(f"{type_name} schema {schema} has no upcaster to {schema + 1}")
+        data, schema = upcast(data), schema + 1
+    return from_plain(cls, data)

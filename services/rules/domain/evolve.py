@@ -412,7 +412,7 @@ def _token_on_board(state: GameState, corporation: str, hex_: str, city: int) ->
 
 
 def _home_token_placed(state: GameState, event: ev.HomeTokenPlaced) -> GameState:
-    return _token_on_board(state, event.corporation, event.hex, 0)
+    return _token_on_board(state, event.corporation, event.hex, event.city)
 
 
 def _tile_laid(state: GameState, event: ev.TileLaid) -> GameState:

@@ -105,8 +105,8 @@ def _between_turns(state: GameState, round_: OperatingRound) -> ev.Event:
     for corporation in stock_price_order(state):
         # 7.4 and 14.2: placed at the start of the first operating round after floating.
         if corporation.floated and corporation.tokens_placed == 0:
-            home = load_title(state.title).charter(corporation.id).home
-            return ev.HomeTokenPlaced(corporation=corporation.id, hex=home)
+            charter = load_title(state.title).charter(corporation.id)
+            return ev.HomeTokenPlaced(corporation.id, charter.home, charter.home_city)
     for corporation in stock_price_order(state):
         if corporation.floated and corporation.id not in round_.operated:
             return ev.CorporationOperates(corporation=corporation.id)

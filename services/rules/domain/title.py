@@ -32,6 +32,7 @@ class CorporationCharter:
     name: str
     home: str
     token_costs: tuple[int, ...]  # the home token first
+    home_city: int = 0  # which city of the home hex
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +147,7 @@ def _parse(name: str, raw: dict[str, Any], charters: dict[str, Any]) -> Title:
                     name=entry["name"],
                     home=entry["home"],
                     token_costs=tuple(entry["tokens"]),
+                    home_city=int(entry.get("home_city", 0)),
                 )
                 for cid, entry in charters["corporation"].items()
             ),
