@@ -43,6 +43,11 @@ class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.Table:
         return await forward(self._lobby.GetTable, request, context)
 
+    async def ListTables(
+        self, request: lobby_pb2.ListTablesRequest, context: Context
+    ) -> lobby_pb2.ListTablesResponse:
+        return await forward(self._lobby.ListTables, request, context)
+
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import socket
+import time
 from collections.abc import Iterable
+from typing import cast
 
 import grpc
+from redis.asyncio import Redis
 
 from services.lobby import tables
 from services.lobby.credentials import credential_hash, new_credential, table_of
+from services.projections.game_summaries import Summary, SummaryProjector, read_summary
 from shikoku.config import Addresses, redis_client
 from shikoku.eventstore import EventStore, NewEvent, VersionConflict
 from shikoku.grpc_errors import abort, from_rpc_error
@@ -25,8 +31,34 @@ SCHEMA = 1
 MAX_ATTEMPTS = 5
 
 
-def table_to_proto(table: tables.Table) -> lobby_pb2.Table:
-    return lobby_pb2.Table(
+TABLES_INDEX = "tables:index"
+DEFAULT_PAGE, MAX_PAGE = 50, 200
+
+
+def game_summary(summary: Summary | None) -> lobby_pb2.GameSummary | None:
+    if summary is None:
+        return None
+    document = summary.document
+    result = document.get("result") or {}
+    return lobby_pb2.GameSummary(
+        version=summary.version,
+        round=str(document["round"].get("type", "")),
+        round_number=int(document["round"].get("number", 0)),
+        operating=str(document["round"].get("operating", "")),
+        phase=str(document["phase"]),
+        acting_seats=document["acting_seats"],
+        finished=bool(document["finished"]),
+        end_reason=str(result.get("reason", "")),
+        net_worths={int(seat): int(worth) for seat, worth in result.get("net_worths", {}).items()},
+    )
+
+
+def table_to_proto(table: tables.Table, summary: Summary | None = None) -> lobby_pb2.Table:
+    status = lobby_pb2.TABLE_STATUS_OPEN
+    if table.started:
+        finished = summary is not None and summary.document["finished"]
+        status = lobby_pb2.TABLE_STATUS_FINISHED if finished else lobby_pb2.TABLE_STATUS_STARTED
+    message = lobby_pb2.Table(
         table_id=table.table_id,
         display_name=table.display_name,
         seat_count=len(table.seats),
@@ -40,14 +72,32 @@ def table_to_proto(table: tables.Table) -> lobby_pb2.Table:
             lobby_pb2.Seat(number=s.number, player_name=s.player_name, taken=s.taken)
             for s in table.seats
         ],
-        status=lobby_pb2.TABLE_STATUS_STARTED if table.started else lobby_pb2.TABLE_STATUS_OPEN,
+        status=status,
         game_id=table.game_id,
     )
+    if (game := game_summary(summary)) is not None:
+        message.game.CopyFrom(game)
+    return message
 
 
 class TableRepository:
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, redis: Redis) -> None:
         self._store = store
+        self._redis = redis
+
+    async def index(self, table_id: str) -> None:
+        await self._redis.zadd(TABLES_INDEX, {table_id: time.time()})
+
+    async def page(self, start: int, count: int) -> list[str]:
+        """Table ids, newest first."""
+        ids = cast(list[bytes], await self._redis.zrevrange(TABLES_INDEX, start, start + count - 1))
+        return [table_id.decode() for table_id in ids]
+
+    async def count(self) -> int:
+        return int(await self._redis.zcard(TABLES_INDEX))
+
+    async def summary(self, table: tables.Table) -> Summary | None:
+        return await read_summary(self._redis, table.game_id) if table.started else None
 
     async def load(self, table_id: str) -> tuple[int, tables.Table]:
         events = await self._store.read(table_id) if table_id else []
@@ -118,11 +168,42 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 request.options.undo_allowed,
             )
             table = await self._repo.append(table_id, 0, events)
+            await self._repo.index(table_id)
         except Rejected as rejection:
             await abort(context, rejection)
             raise
         return lobby_pb2.CreateTableResponse(
             table=table_to_proto(table), host_token=host_credential
+        )
+
+    async def ListTables(
+        self, request: lobby_pb2.ListTablesRequest, context: Context
+    ) -> lobby_pb2.ListTablesResponse:
+        size = request.page_size or DEFAULT_PAGE
+        if not 1 <= size <= MAX_PAGE or (request.page_token and not request.page_token.isdigit()):
+            raise Rejected(
+                "INVALID_PAGE",
+                f"page_size is 1 to {MAX_PAGE} and page_token comes from a previous page",
+                Kind.INVALID_ARGUMENT,
+                {"field": "page_size" if not 1 <= size <= MAX_PAGE else "page_token"},
+            )
+        position = int(request.page_token or 0)
+        found: list[lobby_pb2.Table] = []
+        exhausted = False
+        while len(found) < size and not exhausted:
+            ids = await self._repo.page(position, size)
+            exhausted = len(ids) < size
+            for table_id in ids:
+                position += 1
+                _version, table = await self._repo.load(table_id)
+                message = table_to_proto(table, await self._repo.summary(table))
+                if request.status in (lobby_pb2.TABLE_STATUS_UNSPECIFIED, message.status):
+                    found.append(message)
+                    if len(found) == size:
+                        break
+        more = not exhausted or position < await self._repo.count()
+        return lobby_pb2.ListTablesResponse(
+            tables=found, next_page_token=str(position) if more and found else ""
         )
 
     async def GetTable(
@@ -133,7 +214,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         except Rejected as rejection:
             await abort(context, rejection)
             raise
-        return table_to_proto(table)
+        return table_to_proto(table, await self._repo.summary(table))
 
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
@@ -279,7 +360,10 @@ class CredentialServicer(internal_lobby_pb2_grpc.CredentialServiceServicer):
 async def main() -> None:
     addresses = Addresses.from_env()
     redis = redis_client()
-    repo = TableRepository(EventStore(redis, "table"))
+    repo = TableRepository(EventStore(redis, "table"), redis)
+    projector = SummaryProjector(redis, f"lobby-{socket.gethostname()}-{os.getpid()}")
+    stopping = asyncio.Event()
+    projecting = asyncio.create_task(projector.run(stopping))
     channel = grpc.aio.insecure_channel(addresses.rules)
     rules = rules_pb2_grpc.RulesServiceStub(channel)
 
@@ -294,6 +378,8 @@ async def main() -> None:
         ]
 
     async def stop() -> None:
+        stopping.set()
+        await projecting
         await channel.close(None)
         await redis.aclose()
 

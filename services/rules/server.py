@@ -7,7 +7,9 @@ import secrets
 from collections.abc import Iterable
 
 import grpc
+from redis.asyncio import Redis
 
+from services.projections.game_summaries import register_game
 from services.routes import wire
 from services.rules import codec, route_pricing
 from services.rules.domain.commands import Command, CreateGame, EndGame, RunRoutes
@@ -30,9 +32,15 @@ MAX_COMMAND_ID = 64
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
-    def __init__(self, games: GameRepository, routes: routes_pb2_grpc.RouteEngineAsyncStub) -> None:
+    def __init__(
+        self,
+        games: GameRepository,
+        routes: routes_pb2_grpc.RouteEngineAsyncStub,
+        redis: Redis,
+    ) -> None:
         self._games = games
         self._routes = routes
+        self._redis = redis
 
     async def _prepare(self, state: GameState, command: Command) -> Command:
         """Routes are checked, and their revenue computed, by the routes service before
@@ -94,6 +102,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             undo_allowed=request.undo_allowed,
         )
         try:
+            await register_game(self._redis, request.game_id)  # before its first event
             stored = await self._games.execute(request.game_id, command)
             return rules_pb2.CreateGameResponse(version=stored[-1].version)
         except Rejected as rejection:
@@ -176,6 +185,7 @@ async def main() -> None:
     servicer = RulesServicer(
         GameRepository(EventStore(redis, "game"), SnapshotStore(redis)),
         routes_pb2_grpc.RouteEngineStub(routes_channel),
+        redis,
     )
 
     async def stop() -> None:

@@ -4,6 +4,7 @@ the event stream, state, legal actions and rejections, against real processes an
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
@@ -414,3 +415,43 @@ def test_undo_through_the_gateway(client: Client) -> None:
     assert length == undone.version  # the log only grew
     submit(1, PASS)
     assert state()["players"][0]["privates"] == []
+
+
+def test_tables_are_listed_with_their_games_summaries(client: Client) -> None:
+    game_id, _tokens, host = started_table(client)
+    client.lobby.EndGame(lobby_pb2.EndGameRequest(table_id=game_id), metadata=auth(host))
+    open_table = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=4)).table
+
+    def listed(
+        status: lobby_pb2.TableStatus.ValueType = lobby_pb2.TABLE_STATUS_UNSPECIFIED,
+    ) -> list[lobby_pb2.Table]:
+        tables, token = [], ""
+        while True:
+            page = client.lobby.ListTables(
+                lobby_pb2.ListTablesRequest(page_size=2, page_token=token, status=status)
+            )
+            tables += list(page.tables)
+            if not page.next_page_token:
+                return tables
+            token = page.next_page_token
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the summary follows the game's stream
+        finished = [t for t in listed(lobby_pb2.TABLE_STATUS_FINISHED) if t.table_id == game_id]
+        if finished:
+            break
+        time.sleep(0.2)
+    assert finished, "the ended game never showed as finished"
+    (table,) = finished
+    assert table.game.finished and table.game.end_reason == "ended"
+    assert sorted(table.game.net_worths) == [1, 2, 3]
+    everything = listed()
+    assert [t.table_id for t in everything].index(open_table.table_id) < [
+        t.table_id for t in everything
+    ].index(game_id)  # newest first
+    assert open_table.table_id in {t.table_id for t in listed(lobby_pb2.TABLE_STATUS_OPEN)}
+    expect_error(
+        lambda: client.lobby.ListTables(lobby_pb2.ListTablesRequest(page_size=500)),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_PAGE",
+    )
