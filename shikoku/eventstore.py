@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import msgpack
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 # KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
 # ARGV: expected version, command id ('' for none), seconds to keep command ids, then one
@@ -122,7 +123,7 @@ def _decode(entry_id: bytes, fields: Mapping[bytes, bytes]) -> StoredEvent:
 class EventStore:
     """Appends to and reads from the event streams of one kind of aggregate."""
 
-    def __init__(self, redis: Redis, kind: str) -> None:
+    def __init__(self, redis: Redis | RedisCluster, kind: str) -> None:
         self._redis = redis
         self._kind = kind
         self._append = redis.register_script(_APPEND)

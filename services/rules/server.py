@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import uuid
 from collections.abc import Iterable
 
 import grpc
@@ -124,9 +125,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                     {"field": "command_id"},
                 )
             command = codec.command_from_proto(request.seat, request.command)
-            stored = await self._games.execute(
-                request.game_id, command, self._prepare, request.command_id
-            )
+            # Without the client's id, one of ours: a write whose reply Redis lost and the
+            # client library retried is then recognised instead of applied twice.
+            command_id = request.command_id or f"auto-{uuid.uuid4()}"
+            stored = await self._games.execute(request.game_id, command, self._prepare, command_id)
         except Rejected as rejection:
             await abort(context, rejection)
             raise
