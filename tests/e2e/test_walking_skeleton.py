@@ -19,7 +19,8 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from shikoku.eventstore import stream_key
 from shikoku.grpc_errors import Metadata
-from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+from shikoku.random_player import RandomPlayer
+from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc, routes_pb2_grpc
 from tests.e2e.conftest import System
 
 pytestmark = pytest.mark.e2e
@@ -455,3 +456,23 @@ def test_tables_are_listed_with_their_games_summaries(client: Client) -> None:
         grpc.StatusCode.INVALID_ARGUMENT,
         "INVALID_PAGE",
     )
+
+
+def test_random_players_finish_a_game_through_the_gateway(system: System) -> None:
+    client = Client(system)
+    try:
+        game_id, tokens, _host = started_table(client, seats=4)
+        player = RandomPlayer(
+            client.game,
+            routes_pb2_grpc.RoutesServiceStub(client.channel),
+            game_id,
+            {seat: tokens[seat - 1] for seat in (1, 2, 3, 4)},
+            seed=4,
+        )
+        taken = player.play()
+        state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
+        assert state["result"]["reason"] in {"bank", "bankrupt"}
+        assert taken > 100
+    finally:
+        client.channel.close()
+        client.redis.close()
