@@ -48,6 +48,21 @@ class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.ListTablesResponse:
         return await forward(self._lobby.ListTables, request, context)
 
+    async def RegisterPlayer(
+        self, request: lobby_pb2.RegisterPlayerRequest, context: Context
+    ) -> lobby_pb2.RegisterPlayerResponse:
+        return await forward(self._lobby.RegisterPlayer, request, context)
+
+    async def RevokeCredential(
+        self, request: lobby_pb2.RevokeCredentialRequest, context: Context
+    ) -> lobby_pb2.RevokeCredentialResponse:
+        return await forward(self._lobby.RevokeCredential, request, context)
+
+    async def ReplaceSeat(
+        self, request: lobby_pb2.ReplaceSeatRequest, context: Context
+    ) -> lobby_pb2.JoinTableResponse:
+        return await forward(self._lobby.ReplaceSeat, request, context)
+
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:
@@ -83,7 +98,7 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         token = bearer_token(context.invocation_metadata())
         try:
             principal = await self._credentials.Resolve(
-                internal_lobby_pb2.ResolveRequest(token=token), timeout=5
+                internal_lobby_pb2.ResolveRequest(token=token, game_id=game_id), timeout=5
             )
         except grpc.aio.AioRpcError as error:
             await relay_error(error, context)

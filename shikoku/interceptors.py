@@ -1,7 +1,8 @@
 """One place that turns failures into proper gRPC statuses, for every service.
 
-A `Rejected` that a handler lets escape ends the call with its status and ErrorInfo; a Redis
-that cannot be reached ends it at once with UNAVAILABLE (reason STORE_UNAVAILABLE), so clients
+A `Rejected` that a handler lets escape ends the call with its status and ErrorInfo; a write
+that lost a race (VersionConflict) ends it with FAILED_PRECONDITION CONTENDED; a Redis that
+cannot be reached ends it at once with UNAVAILABLE (reason STORE_UNAVAILABLE), so clients
 retry instead of hanging.
 """
 
@@ -14,6 +15,7 @@ import grpc
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from shikoku.eventstore import VersionConflict
 from shikoku.grpc_errors import to_status
 from shikoku.rejection import Kind, Rejected
 
@@ -23,6 +25,8 @@ STORE_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
 def as_rejected(error: BaseException) -> Rejected | None:
     if isinstance(error, Rejected):
         return error
+    if isinstance(error, VersionConflict):
+        return Rejected("CONTENDED", "someone else changed it at the same moment; try again")
     if isinstance(error, STORE_DOWN):
         return Rejected(
             "STORE_UNAVAILABLE",

@@ -19,6 +19,7 @@ class Seat:
     number: int
     player_name: str = ""
     credential_hash: str = ""
+    player_id: str = ""  # set when a registered player holds the seat
 
     @property
     def taken(self) -> bool:
@@ -34,6 +35,8 @@ class Table:
     trust_submitted_revenue: bool = False
     undo_allowed: bool = False
     host_credential_hash: str = ""
+    host_player_id: str = ""  # a registered host who administers the table too
+    tournament_id: str = ""
     seats: tuple[Seat, ...] = ()
     game_id: str = ""
 
@@ -47,6 +50,9 @@ class Table:
 
     def seat_of(self, credential_hash: str) -> Seat | None:
         return next((s for s in self.seats if s.credential_hash == credential_hash), None)
+
+    def seat_of_player(self, player_id: str) -> Seat | None:
+        return next((s for s in self.seats if player_id and s.player_id == player_id), None)
 
 
 # Events are (type, payload) pairs: the lobby's log has few kinds and no behaviour to attach.
@@ -65,10 +71,17 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
                 trust_submitted_revenue=data.get("trust_submitted_revenue", False),
                 undo_allowed=data.get("undo_allowed", False),
                 host_credential_hash=data["host_credential_hash"],
+                host_player_id=data.get("host_player_id", ""),
+                tournament_id=data.get("tournament_id", ""),
                 seats=tuple(Seat(n) for n in range(1, data["seat_count"] + 1)),
             )
-        case "SeatTaken":
-            seat = Seat(data["seat"], data["player_name"], data["credential_hash"])
+        case "SeatTaken" | "SeatReplaced":
+            seat = Seat(
+                data["seat"],
+                data["player_name"],
+                data["credential_hash"],
+                data.get("player_id", ""),
+            )
             return _with_seat(table, seat)
         case "SeatLeft":
             return _with_seat(table, Seat(data["seat"]))
@@ -95,6 +108,8 @@ def create(
     host_credential_hash: str,
     trust_submitted_revenue: bool = False,
     undo_allowed: bool = False,
+    host_player_id: str = "",
+    tournament_id: str = "",
 ) -> list[LobbyEvent]:
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         raise Rejected(
@@ -114,6 +129,8 @@ def create(
                 "fixed_seat_order": fixed_seat_order,
                 "trust_submitted_revenue": trust_submitted_revenue,
                 "undo_allowed": undo_allowed,
+                "host_player_id": host_player_id,
+                "tournament_id": tournament_id,
                 "host_credential_hash": host_credential_hash,
             },
         )
@@ -129,8 +146,16 @@ def _open(table: Table) -> None:
         )
 
 
-def join(table: Table, player_name: str, seat: int, credential_hash: str) -> list[LobbyEvent]:
+def join(
+    table: Table, player_name: str, seat: int, credential_hash: str, player_id: str = ""
+) -> list[LobbyEvent]:
     _open(table)
+    if table.seat_of_player(player_id) is not None:
+        raise Rejected(
+            "SEAT_ALREADY_HELD",
+            f"player {player_id} already holds a seat at table {table.table_id}",
+            details={"player_id": player_id},
+        )
     if not player_name.strip():
         raise Rejected(
             "MISSING_PLAYER_NAME",
@@ -152,12 +177,8 @@ def join(table: Table, player_name: str, seat: int, credential_hash: str) -> lis
         )
     elif seat not in free:
         raise Rejected("SEAT_TAKEN", f"seat {seat} is taken", details={"seat": seat})
-    return [
-        (
-            "SeatTaken",
-            {"seat": seat, "player_name": player_name, "credential_hash": credential_hash},
-        )
-    ]
+    taken = {"seat": seat, "player_name": player_name, "credential_hash": credential_hash}
+    return [("SeatTaken", {**taken, "player_id": player_id})]
 
 
 def leave(table: Table, seat: Seat) -> list[LobbyEvent]:
@@ -175,3 +196,33 @@ def start(table: Table, game_id: str) -> list[LobbyEvent]:
             details={"taken": taken},
         )
     return [("TableStarted", {"game_id": game_id})]
+
+
+def replace(
+    table: Table, number: int, player_name: str, credential_hash: str, player_id: str
+) -> list[LobbyEvent]:
+    """The host gives a seat to another player (replacing one who dropped out): the old
+    holder's credential no longer acts for it."""
+    if not 1 <= number <= len(table.seats):
+        raise Rejected(
+            "INVALID_SEAT",
+            f"table {table.table_id} has seats 1 to {len(table.seats)}, not {number}",
+            Kind.INVALID_ARGUMENT,
+            {"field": "seat", "seat": number},
+        )
+    if not table.seats[number - 1].taken:
+        raise Rejected("SEAT_FREE", f"seat {number} is free: join it instead")
+    holder = table.seat_of_player(player_id)
+    if holder is not None and holder.number != number:
+        raise Rejected(
+            "SEAT_ALREADY_HELD",
+            f"player {player_id} already holds seat {holder.number}",
+            details={"player_id": player_id},
+        )
+    replaced = {
+        "seat": number,
+        "player_name": player_name,
+        "credential_hash": credential_hash,
+        "player_id": player_id,
+    }
+    return [("SeatReplaced", replaced)]

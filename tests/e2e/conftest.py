@@ -11,27 +11,15 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
 import pytest
 
 from shikoku.redis_server import free_port
+from tests.e2e.api import Client, System
 
 START_TIMEOUT_SECONDS = 60
 GATEWAY_LINE = re.compile(r"^gateway listening on (\S+:\d+)$")
-
-
-@dataclass
-class System:
-    gateway: str
-    redis_url: str
-    process: subprocess.Popen[str]
-    output: list[str]
-
-    def channel(self) -> grpc.Channel:
-        return grpc.insecure_channel(self.gateway)
 
 
 @pytest.fixture(scope="session")
@@ -68,3 +56,11 @@ def system(redis_url: str) -> Iterator[System]:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
+
+
+@pytest.fixture
+def client(system: System) -> Iterator[Client]:
+    client = Client(system)
+    yield client
+    client.channel.close()
+    client.redis.close()

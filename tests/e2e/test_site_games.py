@@ -13,7 +13,7 @@ from shikoku.sitelog.export_format import SiteGame, effective_actions, load
 from shikoku.sitelog.gateway_table import GatewayTable
 from shikoku.sitelog.in_process import InProcessTable
 from shikoku.sitelog.replay import replay
-from tests.e2e.conftest import System
+from tests.e2e.api import System
 from tests.shared import SITE_GAMES, site_game_files
 
 pytestmark = pytest.mark.e2e

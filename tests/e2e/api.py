@@ -1,0 +1,87 @@
+"""Talking to the system under test through the gateway, for the end-to-end tests."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+import grpc
+import pytest
+import redis
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
+
+from shikoku.eventstore import stream_key
+from shikoku.grpc_errors import Metadata
+from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+
+
+@dataclass
+class System:
+    gateway: str
+    redis_url: str
+    process: subprocess.Popen[str]
+    output: list[str]
+
+    def channel(self) -> grpc.Channel:
+        return grpc.insecure_channel(self.gateway)
+
+
+PASS = game_pb2.Command(pass_turn=game_pb2.Pass())
+
+
+def document(message: Message) -> dict[str, Any]:
+    return json_format.MessageToDict(message)
+
+
+def auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+def error_reason(error: grpc.RpcError) -> str:
+    metadata = cast(Metadata, error.trailing_metadata() or ())
+    for key, value in metadata:
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return ""
+
+
+class Client:
+    def __init__(self, system: System) -> None:
+        self.channel = system.channel()
+        self.lobby = lobby_pb2_grpc.LobbyServiceStub(self.channel)
+        self.game = game_pb2_grpc.GameServiceStub(self.channel)
+        self.redis = redis.Redis.from_url(system.redis_url)
+
+    def stream_length(self, game_id: str) -> int:
+        return int(self.redis.xlen(stream_key("game", game_id)))
+
+
+def expect_error(call: Callable[[], object], code: grpc.StatusCode, reason: str) -> None:
+    with pytest.raises(grpc.RpcError) as raised:
+        call()
+    error = raised.value
+    assert error.code() == code, error.details()
+    assert error_reason(error) == reason
+
+
+def started_table(client: Client, seats: int = 3) -> tuple[str, list[str], str]:
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=seats))
+    table_id = created.table.table_id
+    tokens = [
+        client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=f"player {n}")
+        ).seat_token
+        for n in range(1, seats + 1)
+    ]
+    started = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+    )
+    return started.game_id, tokens, created.host_token

@@ -1,0 +1,84 @@
+"""Registered players and hosts through the gateway: credentials, seats, replacement."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from shikoku.v1 import game_pb2, lobby_pb2
+from tests.e2e.api import PASS, Client, auth, document, expect_error
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
+
+
+def register(client: Client, name: str, host: bool = False) -> lobby_pb2.RegisterPlayerResponse:
+    role = lobby_pb2.ROLE_HOST if host else lobby_pb2.ROLE_PLAYER
+    return client.lobby.RegisterPlayer(
+        lobby_pb2.RegisterPlayerRequest(display_name=name, role=role)
+    )
+
+
+def test_players_hosts_and_a_replaced_seat(client: Client) -> None:
+    host = register(client, "Director", host=True)
+    alice, bob, carol = (register(client, name) for name in ("Alice", "Bob", "Carol"))
+    assert alice.credential.startswith(alice.player_id) and alice.expires_at_ms > 0
+    created = client.lobby.CreateTable(
+        lobby_pb2.CreateTableRequest(
+            seat_count=2, options=lobby_pb2.TableOptions(fixed_seat_order=True)
+        ),
+        metadata=auth(host.credential),
+    )
+    table_id = created.table.table_id
+    join = lobby_pb2.JoinTableRequest(table_id=table_id)
+    seat_a = client.lobby.JoinTable(join, metadata=auth(alice.credential))
+    assert seat_a.table.seats[0].player_name == "Alice"
+    expect_error(  # one seat per player at a table
+        lambda: client.lobby.JoinTable(join, metadata=auth(alice.credential)),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "SEAT_ALREADY_HELD",
+    )
+    client.lobby.JoinTable(join, metadata=auth(bob.credential))
+    expect_error(  # a plain player is not the host
+        lambda: client.lobby.StartTable(
+            lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(bob.credential)
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_HOST",
+    )
+    # The registered host administers the table with their own credential.
+    game_id = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(host.credential)
+    ).game_id
+
+    def submit(credential: str) -> game_pb2.SubmitCommandResponse:
+        request = game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS)
+        return client.game.SubmitCommand(request, metadata=auth(credential))
+
+    submit(alice.credential)  # a player's credential acts for their seat
+    expect_error(
+        lambda: submit(carol.credential),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_A_SEAT",
+    )
+    # Bob drops out: the host gives his seat to Carol.
+    replaced = client.lobby.ReplaceSeat(
+        lobby_pb2.ReplaceSeatRequest(table_id=table_id, seat=2, player_id=carol.player_id),
+        metadata=auth(host.credential),
+    )
+    assert replaced.table.seats[1].player_name == "Carol"
+    expect_error(lambda: submit(bob.credential), grpc.StatusCode.PERMISSION_DENIED, "NOT_A_SEAT")
+    submit(carol.credential)
+    state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
+    assert state["round"]["offer"][0]["price"] == 15  # both passed: the TR price drops
+
+    client.lobby.RevokeCredential(
+        lobby_pb2.RevokeCredentialRequest(), metadata=auth(alice.credential)
+    )
+    expect_error(
+        lambda: submit(alice.credential),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "CREDENTIAL_EXPIRED_OR_REVOKED",
+    )
+    expect_error(
+        lambda: register(client, ""), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_DISPLAY_NAME"
+    )
