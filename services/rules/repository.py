@@ -8,7 +8,9 @@ decision was made on; if another process got there first, the command is decided
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from services.rules.domain import undo
 from services.rules.domain.commands import Command, Undo, command_to_plain
@@ -23,6 +25,14 @@ from shikoku.rejection import Kind, Rejected
 
 MAX_ATTEMPTS = 5
 Prepare = Callable[[GameState, Command], Awaitable[Command]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Moment:
+    version: int
+    at_ms: int
+    actor: int | None
+    acting_after: tuple[int, ...]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -70,6 +80,30 @@ class GameRepository:
         self._latest[game_id] = loaded
         return loaded
 
+    async def timeline(self, game_id: str) -> list[Moment]:
+        """Each command that still counts: when it was accepted, who submitted it and who
+        must act after it (for clocks, which are derived from the log)."""
+        moments: list[Moment] = []
+        state = GameState()
+        counting = undo.effective(await self.log(game_id))
+        if not counting:
+            raise self._not_found(game_id)
+        cause: Mapping[str, Any] = {}
+        for index, logged in enumerate(counting):
+            cause = logged.cause if logged.cause is not None else cause
+            state = fold([logged.event], state)
+            if index + 1 == len(counting) or counting[index + 1].cause is not None:
+                seat = cause.get("seat")
+                moments.append(
+                    Moment(
+                        version=logged.version,
+                        at_ms=int(cause.get("at_ms", 0)),
+                        actor=seat if isinstance(seat, int) else None,
+                        acting_after=state.acting_seats,
+                    )
+                )
+        return moments
+
     async def _from_snapshot(self, game_id: str) -> Loaded:
         snapshot = await self._snapshots.load(game_id) if self._snapshots else None
         if snapshot is None:
@@ -100,7 +134,7 @@ class GameRepository:
                 events = undo.decide_undo(loaded.state, log, ready)
             else:
                 events = decide(loaded.state, ready)
-            cause = command_to_plain(ready)
+            cause = {**command_to_plain(ready), "at_ms": int(time.time() * 1000)}
             try:
                 appended = await self._store.append_once(
                     game_id, loaded.version, [to_new_event(e) for e in events], cause, command_id

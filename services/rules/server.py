@@ -71,6 +71,22 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         evaluation = route_pricing.first_legal(graph, readings, evaluations)
         return route_pricing.priced(command, graph, evaluation)
 
+    async def Timeline(
+        self, request: rules_pb2.TimelineRequest, context: Context
+    ) -> rules_pb2.TimelineResponse:
+        moments = await self._games.timeline(request.game_id)
+        return rules_pb2.TimelineResponse(
+            moments=[
+                rules_pb2.Moment(
+                    version=m.version,
+                    at_ms=m.at_ms,
+                    actor=m.actor or 0,
+                    acting_after=m.acting_after,
+                )
+                for m in moments
+            ]
+        )
+
     async def CorporationGraph(
         self, request: rules_pb2.CorporationGraphRequest, context: Context
     ) -> routes_pb2.TrackGraph:
