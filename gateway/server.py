@@ -63,6 +63,26 @@ class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.JoinTableResponse:
         return await forward(self._lobby.ReplaceSeat, request, context)
 
+    async def CreateTournament(
+        self, request: lobby_pb2.CreateTournamentRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        return await forward(self._lobby.CreateTournament, request, context)
+
+    async def StartRound(
+        self, request: lobby_pb2.StartRoundRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        return await forward(self._lobby.StartRound, request, context)
+
+    async def GetTournament(
+        self, request: lobby_pb2.GetTournamentRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        return await forward(self._lobby.GetTournament, request, context)
+
+    async def ExportStandings(
+        self, request: lobby_pb2.ExportStandingsRequest, context: Context
+    ) -> lobby_pb2.ExportStandingsResponse:
+        return await forward(self._lobby.ExportStandings, request, context)
+
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:

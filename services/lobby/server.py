@@ -14,11 +14,19 @@ from collections.abc import Awaitable, Iterable
 from typing import TypeVar
 
 import grpc
+from redis.asyncio import Redis
 
 from services.lobby import tables
 from services.lobby.accounts import Caller, PlayerRepository, identify
 from services.lobby.credentials import credential_hash, new_credential
+from services.lobby.keepers import ClockKeeper, ResultKeeper, keep_running, watch_clock
 from services.lobby.repository import TableRepository
+from services.lobby.tournaments_service import (
+    TournamentRepository,
+    Tournaments,
+    clock_settings,
+    tournament_to_proto,
+)
 from services.lobby.wire import table_to_proto
 from services.projections.game_summaries import SummaryProjector
 from shikoku.config import Addresses, redis_client
@@ -49,10 +57,14 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         tables_repo: TableRepository,
         players_repo: PlayerRepository,
         rules: rules_pb2_grpc.RulesServiceAsyncStub,
+        tournaments: Tournaments,
+        redis: Redis,
     ) -> None:
         self._tables = tables_repo
         self._players = players_repo
         self._rules = rules
+        self._tournaments = tournaments
+        self._redis = redis
 
     async def _caller(self, context: Context, table_id: str = "") -> Caller:
         credential = bearer_token(context.invocation_metadata())
@@ -101,6 +113,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             request.options.trust_submitted_revenue,
             request.options.undo_allowed,
             host_player_id=host.player_id if host and host.role == "host" else "",
+            clock=clock_settings(request.options),
         )
         table = await self._tables.append(table_id, 0, events)
         await self._tables.index(table_id)
@@ -206,6 +219,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         caller = await self._host(context, request.table_id)
         assert caller.table is not None
         table = await start_table(self._tables, self._rules, caller.table, caller.table_version)
+        if table.clock is not None:
+            await watch_clock(self._redis, table.table_id)
         return lobby_pb2.StartTableResponse(table=table_to_proto(table), game_id=table.game_id)
 
     async def EndGame(self, request: lobby_pb2.EndGameRequest, context: Context) -> lobby_pb2.Table:
@@ -217,6 +232,37 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             self._rules.EndGame(rules_pb2.EndGameRequest(game_id=caller.table.game_id), timeout=10)
         )
         return table_to_proto(caller.table)
+
+    # ---- tournaments -----------------------------------------------------------------------
+
+    async def CreateTournament(
+        self, request: lobby_pb2.CreateTournamentRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        created = await self._tournaments.create(await self._caller(context), request)
+        return tournament_to_proto(created)
+
+    async def StartRound(
+        self, request: lobby_pb2.StartRoundRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        caller = await self._caller(context)
+        _version, found, created = await self._tournaments.seat_round(caller, request.tournament_id)
+        for table in created:
+            await start_table(self._tables, self._rules, table, len(table.seats) + 1)
+            if table.clock is not None:
+                await watch_clock(self._redis, table.table_id)
+        return tournament_to_proto(found)
+
+    async def GetTournament(
+        self, request: lobby_pb2.GetTournamentRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        return tournament_to_proto((await self._tournaments.load(request.tournament_id))[1])
+
+    async def ExportStandings(
+        self, request: lobby_pb2.ExportStandingsRequest, context: Context
+    ) -> lobby_pb2.ExportStandingsResponse:
+        as_json = request.format == lobby_pb2.STANDINGS_FORMAT_JSON
+        content_type, content = await self._tournaments.export(request.tournament_id, as_json)
+        return lobby_pb2.ExportStandingsResponse(content_type=content_type, content=content)
 
     async def _host(self, context: Context, table_id: str) -> Caller:
         caller = await self._caller(context, table_id)
@@ -292,15 +338,22 @@ async def main() -> None:
     redis = redis_client()
     tables_repo = TableRepository(EventStore(redis, "table"), redis)
     players_repo = PlayerRepository(EventStore(redis, "player"))
-    projector = SummaryProjector(redis, f"lobby-{socket.gethostname()}-{os.getpid()}")
-    stopping = asyncio.Event()
-    projecting = asyncio.create_task(projector.run(stopping))
+    tournaments_repo = TournamentRepository(EventStore(redis, "tournament"), redis)
+    tournaments = Tournaments(tournaments_repo, tables_repo, players_repo)
     channel = grpc.aio.insecure_channel(addresses.rules)
     rules = rules_pb2_grpc.RulesServiceStub(channel)
+    projector = SummaryProjector(redis, f"lobby-{socket.gethostname()}-{os.getpid()}")
+    clock_keeper = ClockKeeper(redis, tables_repo, rules)
+    result_keeper = ResultKeeper(tournaments_repo, tournaments)
+    stopping = asyncio.Event()
+    projecting = asyncio.create_task(projector.run(stopping))
+    keeping = asyncio.create_task(
+        keep_running(stopping, [clock_keeper.run_once, result_keeper.run_once])
+    )
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(tables_repo, players_repo, rules), server
+            LobbyServicer(tables_repo, players_repo, rules, tournaments, redis), server
         )
         internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(
             CredentialServicer(tables_repo, players_repo), server
@@ -313,6 +366,7 @@ async def main() -> None:
     async def stop() -> None:
         stopping.set()
         await projecting
+        await keeping
         await channel.close(None)
         await redis.aclose()
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
+from services.lobby.clocks import ClockEvent, ClockSettings
 from shikoku.rejection import Kind, Rejected
 
 MIN_SEATS, MAX_SEATS = 2, 6
@@ -37,6 +38,8 @@ class Table:
     host_credential_hash: str = ""
     host_player_id: str = ""  # a registered host who administers the table too
     tournament_id: str = ""
+    clock: ClockSettings | None = None
+    ran_out: tuple[tuple[int, str], ...] = ()  # (seat, "flagged" | "forfeited")
     seats: tuple[Seat, ...] = ()
     game_id: str = ""
 
@@ -73,6 +76,7 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
                 host_credential_hash=data["host_credential_hash"],
                 host_player_id=data.get("host_player_id", ""),
                 tournament_id=data.get("tournament_id", ""),
+                clock=ClockSettings(**data["clock"]) if data.get("clock") else None,
                 seats=tuple(Seat(n) for n in range(1, data["seat_count"] + 1)),
             )
         case "SeatTaken" | "SeatReplaced":
@@ -87,6 +91,10 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
             return _with_seat(table, Seat(data["seat"]))
         case "TableStarted":
             return dataclasses.replace(table, game_id=data["game_id"])
+        case "ClockRanOut":
+            return dataclasses.replace(
+                table, ran_out=(*table.ran_out, (data["seat"], data["kind"]))
+            )
     raise ValueError(f"unknown lobby event {kind}")
 
 
@@ -110,6 +118,7 @@ def create(
     undo_allowed: bool = False,
     host_player_id: str = "",
     tournament_id: str = "",
+    clock: ClockSettings | None = None,
 ) -> list[LobbyEvent]:
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         raise Rejected(
@@ -131,6 +140,7 @@ def create(
                 "undo_allowed": undo_allowed,
                 "host_player_id": host_player_id,
                 "tournament_id": tournament_id,
+                "clock": dataclasses.asdict(clock) if clock else None,
                 "host_credential_hash": host_credential_hash,
             },
         )
@@ -226,3 +236,13 @@ def replace(
         "player_id": player_id,
     }
     return [("SeatReplaced", replaced)]
+
+
+def ran_out(table: Table, verdicts: Iterable[ClockEvent]) -> list[LobbyEvent]:
+    """Records the clock's verdicts not recorded yet."""
+    recorded = {seat for seat, _kind in table.ran_out}
+    return [
+        ("ClockRanOut", {"seat": v.seat, "kind": v.kind, "at_ms": v.at_ms})
+        for v in verdicts
+        if v.seat not in recorded
+    ]

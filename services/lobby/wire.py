@@ -41,12 +41,28 @@ def table_to_proto(table: tables.Table, summary: Summary | None = None) -> lobby
             undo_allowed=table.undo_allowed,
         ),
         seats=[
-            lobby_pb2.Seat(number=s.number, player_name=s.player_name, taken=s.taken)
+            lobby_pb2.Seat(
+                number=s.number,
+                player_name=s.player_name,
+                taken=s.taken,
+                ran_out=dict(table.ran_out).get(s.number, ""),
+            )
             for s in table.seats
         ],
         status=status,
         game_id=table.game_id,
     )
+    if table.clock is not None:
+        message.options.clock.CopyFrom(
+            lobby_pb2.ClockOptions(
+                bank_seconds=table.clock.bank_ms // 1000,
+                increment_seconds=table.clock.increment_ms // 1000,
+                policy=POLICIES[table.clock.policy],
+            )
+        )
     if (game := game_summary(summary)) is not None:
         message.game.CopyFrom(game)
     return message
+
+
+POLICIES = {"flag": lobby_pb2.CLOCK_POLICY_FLAG, "forfeit": lobby_pb2.CLOCK_POLICY_FORFEIT}

@@ -1,0 +1,148 @@
+"""A hosted tournament through the gateway: 24 registered players, two rounds of six tables of
+four, every game played to its end by random players, results and standings; and clocks that
+run out under both policies."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+import pytest
+
+from shikoku.random_player import RandomPlayer
+from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, routes_pb2_grpc
+from tests.e2e.api import Client, System, auth, document, expect_error
+from tests.e2e.test_players import register
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
+
+
+def play_table(system: System, game_id: str, credentials: dict[int, str], seed: int) -> int:
+    with system.channel() as channel:
+        player = RandomPlayer(
+            game_pb2_grpc.GameServiceStub(channel),
+            routes_pb2_grpc.RoutesServiceStub(channel),
+            game_id,
+            credentials,
+            seed=seed,
+        )
+        return player.play()
+
+
+def wait_for(check: object, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_a_two_round_tournament_of_24_players(system: System, client: Client) -> None:
+    host = register(client, "Director", host=True)
+    entrants = {p.player_id: p for p in (register(client, f"Player {n}") for n in range(24))}
+    created = client.lobby.CreateTournament(
+        lobby_pb2.CreateTournamentRequest(
+            name="Shikoku Open",
+            player_ids=list(entrants),
+            table_size=4,
+            first_round=lobby_pb2.SEATING_METHOD_RANDOM,
+        ),
+        metadata=auth(host.credential),
+    )
+    tournament_id = created.tournament_id
+    expect_error(  # players do not run tournaments
+        lambda: client.lobby.StartRound(
+            lobby_pb2.StartRoundRequest(tournament_id=tournament_id),
+            metadata=auth(next(iter(entrants.values())).credential),
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_HOST",
+    )
+    for number in (1, 2):
+        started = client.lobby.StartRound(
+            lobby_pb2.StartRoundRequest(tournament_id=tournament_id),
+            metadata=auth(host.credential),
+        )
+        round_ = started.rounds[-1]
+        assert round_.number == number and len(round_.tables) == 6
+        assert sorted(p for t in round_.tables for p in t.player_ids) == sorted(entrants)
+        jobs = []
+        for index, table in enumerate(round_.tables):
+            credentials = {
+                seat: entrants[player_id].credential
+                for seat, player_id in enumerate(table.player_ids, start=1)
+            }
+            jobs.append((table.table_id, credentials, 100 * number + index))
+        with ThreadPoolExecutor(3) as pool:
+            taken = list(pool.map(lambda job: play_table(system, *job), jobs))
+        assert all(actions > 50 for actions in taken)
+
+        def recorded(number: int = number) -> bool:
+            request = lobby_pb2.GetTournamentRequest(tournament_id=tournament_id)
+            return client.lobby.GetTournament(request).rounds[number - 1].finished
+
+        wait_for(recorded)
+
+    final = client.lobby.GetTournament(lobby_pb2.GetTournamentRequest(tournament_id=tournament_id))
+    # Each recorded result is the game's own final net worths.
+    for round_ in final.rounds:
+        for table in round_.tables:
+            state = document(
+                client.game.GetState(game_pb2.GetStateRequest(game_id=table.table_id)).state
+            )
+            by_seat = {n["seat"]: n["net_worth"] for n in state["result"]["net_worths"]}
+            expected = {p: by_seat[seat] for seat, p in enumerate(table.player_ids, start=1)}
+            assert dict(table.net_worths) == expected
+            assert table.end_reason == state["result"]["reason"]
+    # Standings: four points for a table's richest down to one, summed over both rounds.
+    points: dict[str, float] = dict.fromkeys(entrants, 0.0)
+    for round_ in final.rounds:
+        for table in round_.tables:
+            worths = dict(table.net_worths)
+            for player_id, worth in worths.items():
+                above = sum(1 for w in worths.values() if w > worth)
+                tied = sum(1 for w in worths.values() if w == worth)
+                shared = [len(worths) - rank for rank in range(above, above + tied)]
+                points[player_id] += sum(shared) / tied
+    standings = list(final.standings)
+    assert {s.player_id: s.points for s in standings} == pytest.approx(points)
+    assert [s.points for s in standings] == sorted((s.points for s in standings), reverse=True)
+    assert all(s.games == 2 for s in standings)
+    exported = client.lobby.ExportStandings(
+        lobby_pb2.ExportStandingsRequest(
+            tournament_id=tournament_id, format=lobby_pb2.STANDINGS_FORMAT_CSV
+        )
+    )
+    rows = list(csv.DictReader(io.StringIO(exported.content)))
+    assert [row["player_id"] for row in rows] == [s.player_id for s in standings]
+
+
+@pytest.mark.parametrize("policy", [lobby_pb2.CLOCK_POLICY_FLAG, lobby_pb2.CLOCK_POLICY_FORFEIT])
+def test_a_clock_running_out(client: Client, policy: lobby_pb2.ClockPolicy.ValueType) -> None:
+    clock = lobby_pb2.ClockOptions(bank_seconds=1, increment_seconds=0, policy=policy)
+    options = lobby_pb2.TableOptions(fixed_seat_order=True, clock=clock)
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2, options=options))
+    table_id = created.table.table_id
+    for name in ("Slow", "Fast"):
+        client.lobby.JoinTable(lobby_pb2.JoinTableRequest(table_id=table_id, player_name=name))
+    client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+    )
+
+    def ran_out() -> bool:
+        table = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
+        return table.seats[0].ran_out != ""
+
+    wait_for(ran_out, 15)
+    table = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
+    state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=table_id)).state)
+    if policy == lobby_pb2.CLOCK_POLICY_FLAG:
+        assert table.seats[0].ran_out == "flagged" and table.seats[1].ran_out == ""
+        assert state["result"] is None  # the game goes on
+    else:
+        assert table.seats[0].ran_out == "forfeited"
+        assert state["result"]["reason"] == "ended"
