@@ -83,6 +83,16 @@ class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.ExportStandingsResponse:
         return await forward(self._lobby.ExportStandings, request, context)
 
+    async def SetReady(
+        self, request: lobby_pb2.SetReadyRequest, context: Context
+    ) -> lobby_pb2.Table:
+        return await forward(self._lobby.SetReady, request, context)
+
+    async def AbandonTable(
+        self, request: lobby_pb2.AbandonTableRequest, context: Context
+    ) -> lobby_pb2.Table:
+        return await forward(self._lobby.AbandonTable, request, context)
+
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:

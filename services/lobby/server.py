@@ -7,6 +7,7 @@ into statuses with ErrorInfo.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import socket
@@ -193,6 +194,43 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         return table_to_proto(
             await self._tables.append(request.table_id, caller.table_version, events)
         )
+
+    async def SetReady(
+        self, request: lobby_pb2.SetReadyRequest, context: Context
+    ) -> lobby_pb2.Table:
+        caller = await self._caller(context, request.table_id)
+        if caller.seat is None or caller.table is None:
+            raise Rejected(
+                "NOT_A_SEAT", "only the holder of a seat marks it ready", Kind.PERMISSION_DENIED
+            )
+        events = tables.set_ready(caller.table, caller.seat, request.ready)
+        table = await self._tables.append(request.table_id, caller.table_version, events)
+        if table.all_ready:
+            table = await start_table(
+                self._tables, self._rules, table, caller.table_version + len(events)
+            )
+            if table.clock is not None:
+                await watch_clock(self._redis, table.table_id)
+        return table_to_proto(table)
+
+    async def AbandonTable(
+        self, request: lobby_pb2.AbandonTableRequest, context: Context
+    ) -> lobby_pb2.Table:
+        caller = await self._host(context, request.table_id)
+        assert caller.table is not None
+        table = await self._tables.append(
+            request.table_id, caller.table_version, tables.abandon(caller.table)
+        )
+        if table.started:
+            summary = await self._tables.summary(table)
+            if summary is None or not summary.document["finished"]:
+                with contextlib.suppress(Rejected):  # it may have just ended
+                    await _call_rules(
+                        self._rules.EndGame(
+                            rules_pb2.EndGameRequest(game_id=table.game_id), timeout=10
+                        )
+                    )
+        return table_to_proto(table, await self._tables.summary(table))
 
     async def ReplaceSeat(
         self, request: lobby_pb2.ReplaceSeatRequest, context: Context

@@ -21,6 +21,7 @@ class Seat:
     player_name: str = ""
     credential_hash: str = ""
     player_id: str = ""  # set when a registered player holds the seat
+    ready: bool = False
 
     @property
     def taken(self) -> bool:
@@ -40,8 +41,13 @@ class Table:
     tournament_id: str = ""
     clock: ClockSettings | None = None
     ran_out: tuple[tuple[int, str], ...] = ()  # (seat, "flagged" | "forfeited")
+    abandoned: bool = False
     seats: tuple[Seat, ...] = ()
     game_id: str = ""
+
+    @property
+    def all_ready(self) -> bool:
+        return all(s.taken and s.ready for s in self.seats)
 
     @property
     def exists(self) -> bool:
@@ -91,6 +97,11 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
             return _with_seat(table, Seat(data["seat"]))
         case "TableStarted":
             return dataclasses.replace(table, game_id=data["game_id"])
+        case "SeatReady":
+            seat = dataclasses.replace(table.seats[data["seat"] - 1], ready=data["ready"])
+            return _with_seat(table, seat)
+        case "TableAbandoned":
+            return dataclasses.replace(table, abandoned=True)
         case "ClockRanOut":
             return dataclasses.replace(
                 table, ran_out=(*table.ran_out, (data["seat"], data["kind"]))
@@ -148,6 +159,12 @@ def create(
 
 
 def _open(table: Table) -> None:
+    if table.abandoned:
+        raise Rejected(
+            "TABLE_ABANDONED",
+            f"table {table.table_id} was abandoned",
+            details={"table": table.table_id},
+        )
     if table.started:
         raise Rejected(
             "TABLE_STARTED",
@@ -246,3 +263,14 @@ def ran_out(table: Table, verdicts: Iterable[ClockEvent]) -> list[LobbyEvent]:
         for v in verdicts
         if v.seat not in recorded
     ]
+
+
+def set_ready(table: Table, seat: Seat, ready: bool) -> list[LobbyEvent]:
+    _open(table)
+    return [("SeatReady", {"seat": seat.number, "ready": ready})]
+
+
+def abandon(table: Table) -> list[LobbyEvent]:
+    if table.abandoned:
+        raise Rejected("TABLE_ABANDONED", f"table {table.table_id} was abandoned already")
+    return [("TableAbandoned", {})]

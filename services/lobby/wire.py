@@ -27,7 +27,9 @@ def game_summary(summary: Summary | None) -> lobby_pb2.GameSummary | None:
 
 def table_to_proto(table: tables.Table, summary: Summary | None = None) -> lobby_pb2.Table:
     status = lobby_pb2.TABLE_STATUS_OPEN
-    if table.started:
+    if table.abandoned:
+        status = lobby_pb2.TABLE_STATUS_ABANDONED
+    elif table.started:
         finished = summary is not None and summary.document["finished"]
         status = lobby_pb2.TABLE_STATUS_FINISHED if finished else lobby_pb2.TABLE_STATUS_STARTED
     message = lobby_pb2.Table(
@@ -46,6 +48,7 @@ def table_to_proto(table: tables.Table, summary: Summary | None = None) -> lobby
                 player_name=s.player_name,
                 taken=s.taken,
                 ran_out=dict(table.ran_out).get(s.number, ""),
+                ready=s.ready,
             )
             for s in table.seats
         ],

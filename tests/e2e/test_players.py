@@ -82,3 +82,81 @@ def test_players_hosts_and_a_replaced_seat(client: Client) -> None:
     expect_error(
         lambda: register(client, ""), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_DISPLAY_NAME"
     )
+
+
+def test_a_table_starts_itself_when_every_seat_is_ready(client: Client) -> None:
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2))
+    table_id = created.table.table_id
+    tokens = [
+        client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=name)
+        ).seat_token
+        for name in ("Alice", "Bob")
+    ]
+
+    def ready(token: str, is_ready: bool = True) -> lobby_pb2.Table:
+        request = lobby_pb2.SetReadyRequest(table_id=table_id, ready=is_ready)
+        return client.lobby.SetReady(request, metadata=auth(token))
+
+    table = ready(tokens[0])
+    assert [s.ready for s in table.seats] == [True, False]
+    assert table.status == lobby_pb2.TABLE_STATUS_OPEN
+    assert not ready(tokens[0], False).seats[0].ready  # changed their mind
+    ready(tokens[0])
+    expect_error(  # a host token holds no seat
+        lambda: ready(created.host_token),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_A_SEAT",
+    )
+    table = ready(tokens[1])
+    assert table.status == lobby_pb2.TABLE_STATUS_STARTED and table.game_id
+    state = client.game.GetState(game_pb2.GetStateRequest(game_id=table.game_id))
+    assert len(document(state.state)["players"]) == 2
+    expect_error(
+        lambda: ready(tokens[0], False),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TABLE_STARTED",
+    )
+
+
+def test_the_host_abandons_a_running_table(client: Client) -> None:
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2))
+    table_id, host_token = created.table.table_id, created.host_token
+    tokens = [
+        client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=name)
+        ).seat_token
+        for name in ("Alice", "Bob")
+    ]
+    game_id = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(host_token)
+    ).game_id
+    abandon = lobby_pb2.AbandonTableRequest(table_id=table_id)
+    expect_error(
+        lambda: client.lobby.AbandonTable(abandon, metadata=auth(tokens[0])),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_HOST",
+    )
+    abandoned = client.lobby.AbandonTable(abandon, metadata=auth(host_token))
+    assert abandoned.status == lobby_pb2.TABLE_STATUS_ABANDONED
+    state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
+    assert state["result"]["reason"]
+    length = client.stream_length(game_id)
+    expect_error(  # the game is over: nothing more is written
+        lambda: client.game.SubmitCommand(
+            game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS),
+            metadata=auth(tokens[0]),
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "GAME_OVER",
+    )
+    assert client.stream_length(game_id) == length
+    expect_error(
+        lambda: client.lobby.AbandonTable(abandon, metadata=auth(host_token)),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TABLE_ABANDONED",
+    )
+    listed = client.lobby.ListTables(
+        lobby_pb2.ListTablesRequest(page_size=100, status=lobby_pb2.TABLE_STATUS_ABANDONED)
+    )
+    assert [t.table_id for t in listed.tables] == [table_id]
