@@ -4,13 +4,16 @@ lobby and game calls to their services, and streams game events straight from th
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator, Iterable
 
 import grpc
 
+from gateway.spectating import SpectatorView
+from gateway.spectator_gate import SpectatorGate
 from services.rules.codec import event_to_proto
 from shikoku.config import Addresses, redis_client
-from shikoku.eventstore import EventStore
+from shikoku.eventstore import EventStore, StoredEvent
 from shikoku.forwarding import forward, relay_error
 from shikoku.grpc_errors import abort
 from shikoku.grpc_server import Context, serve
@@ -122,6 +125,7 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         self._rules = rules
         self._credentials = credentials
         self._events = events
+        self._spectators = SpectatorGate(credentials, events)
 
     async def _seat_for(self, game_id: str, context: Context) -> int:
         """The seat the caller's credential holds in `game_id`."""
@@ -166,11 +170,14 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
     async def GetState(
         self, request: game_pb2.GetStateRequest, context: Context
     ) -> game_pb2.GameState:
+        version = await self._spectators.visible_version(request.game_id, request.version, context)
+        request = game_pb2.GetStateRequest(game_id=request.game_id, version=version)
         return await forward(self._rules.GetState, request, context)
 
     async def ListLegalActions(
         self, request: game_pb2.ListLegalActionsRequest, context: Context
     ) -> game_pb2.ListLegalActionsResponse:
+        await self._spectators.require_present(request.game_id, context)
         return await forward(self._rules.ListLegalActions, request, context)
 
     async def StreamEvents(
@@ -188,8 +195,17 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         except Rejected as rejection:
             await abort(context, rejection)
             raise
-        async for event in self._events.follow(request.game_id, max(request.from_version, 1)):
-            yield event_to_proto(request.game_id, event)
+        delay = await self._spectators.delay(request.game_id, context)
+        first = max(request.from_version, 1)
+        view = SpectatorView(delay)
+        held: deque[StoredEvent] = deque()
+        # A delayed spectator's view depends on the whole log, so it is read from the start.
+        async for event in self._events.follow(request.game_id, 1 if delay else first):
+            view.see(event)
+            if event.version >= first:
+                held.append(event)
+            while held and held[0].version <= view.visible:
+                yield event_to_proto(request.game_id, held.popleft())
 
 
 def _require_game_id(game_id: str) -> None:
@@ -200,12 +216,17 @@ def _require_game_id(game_id: str) -> None:
 
 
 class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
-    def __init__(self, routes: routes_pb2_grpc.RoutesServiceAsyncStub) -> None:
+    def __init__(
+        self, routes: routes_pb2_grpc.RoutesServiceAsyncStub, spectators: SpectatorGate
+    ) -> None:
         self._routes = routes
+        self._spectators = spectators
 
     async def Optimize(
         self, request: routes_pb2.OptimizeRequest, context: Context
     ) -> routes_pb2.RouteSolution:
+        if request.game_id:  # a game's present routes would show its present board
+            await self._spectators.require_present(request.game_id, context)
         return await forward(self._routes.Optimize, request, context)
 
 
@@ -220,16 +241,18 @@ async def main() -> None:
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyGateway(lobby_pb2_grpc.LobbyServiceStub(lobby_channel)), server
         )
+        credentials = internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
+        events = EventStore(redis, "game")
         game_pb2_grpc.add_GameServiceServicer_to_server(
-            GameGateway(
-                rules_pb2_grpc.RulesServiceStub(rules_channel),
-                internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel),
-                EventStore(redis, "game"),
-            ),
+            GameGateway(rules_pb2_grpc.RulesServiceStub(rules_channel), credentials, events),
             server,
         )
         routes_pb2_grpc.add_RoutesServiceServicer_to_server(
-            RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel)), server
+            RoutesGateway(
+                routes_pb2_grpc.RoutesServiceStub(routes_channel),
+                SpectatorGate(credentials, events),
+            ),
+            server,
         )
         return [
             descriptor.services_by_name[name].full_name

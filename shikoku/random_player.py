@@ -125,6 +125,10 @@ def command_for(
     raise ValueError(f"unknown legal action {kind}")
 
 
+def _bearer(credential: str) -> Metadata:
+    return (("authorization", f"Bearer {credential}"),)
+
+
 class RandomPlayer:
     """Plays one game for the seats whose credentials it holds (`credentials`: seat -> token)."""
 
@@ -141,10 +145,12 @@ class RandomPlayer:
         self.game_id = game_id
         self._credentials = dict(credentials)
         self._rng = random.Random(seed)
+        # Reads go out as one of our seats: a table may hide the present from spectators.
+        self._reader = _bearer(next(iter(self._credentials.values())))
 
     def _best_routes(self, corporation: str) -> list[game_pb2.RouteRun]:
         request = routes_pb2.OptimizeRequest(game_id=self.game_id, corporation=corporation)
-        solution = self._routes.Optimize(request, timeout=CALL_SECONDS)
+        solution = self._routes.Optimize(request, metadata=self._reader, timeout=CALL_SECONDS)
         return [game_pb2.RouteRun(train=r.train, hexes=r.hexes) for r in solution.routes]
 
     def step(self) -> bool:
@@ -152,7 +158,9 @@ class RandomPlayer:
         request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
         actions = [
             a
-            for a in self._games.ListLegalActions(request, timeout=CALL_SECONDS).actions
+            for a in self._games.ListLegalActions(
+                request, metadata=self._reader, timeout=CALL_SECONDS
+            ).actions
             if a.seat in self._credentials
         ]
         if not actions:
@@ -162,8 +170,9 @@ class RandomPlayer:
         submit = game_pb2.SubmitCommandRequest(
             game_id=self.game_id, command=command, command_id=str(uuid.uuid4())
         )
-        metadata: Metadata = (("authorization", f"Bearer {self._credentials[action.seat]}"),)
-        self._games.SubmitCommand(submit, metadata=metadata, timeout=CALL_SECONDS)
+        self._games.SubmitCommand(
+            submit, metadata=_bearer(self._credentials[action.seat]), timeout=CALL_SECONDS
+        )
         return True
 
     def play(self, limit: int = 5000) -> int:

@@ -26,6 +26,7 @@ from services.lobby.tournaments_service import (
     TournamentRepository,
     Tournaments,
     clock_settings,
+    spectating,
     tournament_to_proto,
 )
 from services.lobby.wire import table_to_proto
@@ -115,6 +116,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             request.options.undo_allowed,
             host_player_id=host.player_id if host and host.role == "host" else "",
             clock=clock_settings(request.options),
+            spectating=spectating(request.options),
         )
         table = await self._tables.append(table_id, 0, events)
         await self._tables.index(table_id)
@@ -149,7 +151,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 position += 1
                 _version, table = await self._tables.load(table_id)
                 message = table_to_proto(table, await self._tables.summary(table))
-                if request.status in (lobby_pb2.TABLE_STATUS_UNSPECIFIED, message.status):
+                if request.status in (
+                    lobby_pb2.TABLE_STATUS_UNSPECIFIED,
+                    message.status,
+                ) and request.tournament_id in ("", table.tournament_id):
                     found.append(message)
                     if len(found) == size:
                         break
@@ -369,6 +374,35 @@ class CredentialServicer(internal_lobby_pb2_grpc.CredentialServiceServicer):
             game_id=caller.table.game_id if caller.table else "",
             player_id=caller.player.player_id if caller.player else "",
         )
+
+    async def CheckWatching(
+        self, request: internal_lobby_pb2.ResolveRequest, context: Context
+    ) -> internal_lobby_pb2.WatchingTerms:
+        caller = (
+            await identify(request.token, self._tables, self._players) if request.token else None
+        )
+        try:
+            _version, table = await self._tables.load(request.game_id)  # the game is the table's
+        except Rejected:
+            return internal_lobby_pb2.WatchingTerms()  # a game without a table (imported): public
+        if caller is not None and _sits_at_or_hosts(caller, table):
+            return internal_lobby_pb2.WatchingTerms()
+        if not table.spectating.open:
+            raise Rejected(
+                "CLOSED_TO_SPECTATORS",
+                f"table {table.table_id} is closed to spectators",
+                Kind.PERMISSION_DENIED,
+                {"table_id": table.table_id},
+            )
+        return internal_lobby_pb2.WatchingTerms(delay_actions=table.spectating.delay_actions)
+
+
+def _sits_at_or_hosts(caller: Caller, table: tables.Table) -> bool:
+    if caller.player is not None:
+        player_id = caller.player.player_id
+        return table.host_player_id == player_id or table.seat_of_player(player_id) is not None
+    own_table = caller.table is not None and caller.table.table_id == table.table_id
+    return own_table and (caller.is_host or caller.seat is not None)
 
 
 async def main() -> None:

@@ -16,6 +16,18 @@ MIN_SEATS, MAX_SEATS = 2, 6
 
 
 @dataclass(frozen=True, slots=True)
+class Spectating:
+    """Who may watch a table's game besides its seats and host, and how far behind."""
+
+    open: bool = True
+    delay_actions: int = 0
+
+    def __post_init__(self) -> None:
+        if self.delay_actions < 0:
+            raise ValueError(f"the spectator delay is 0 or more actions, not {self.delay_actions}")
+
+
+@dataclass(frozen=True, slots=True)
 class Seat:
     number: int
     player_name: str = ""
@@ -42,6 +54,7 @@ class Table:
     clock: ClockSettings | None = None
     ran_out: tuple[tuple[int, str], ...] = ()  # (seat, "flagged" | "forfeited")
     abandoned: bool = False
+    spectating: Spectating = Spectating()
     seats: tuple[Seat, ...] = ()
     game_id: str = ""
 
@@ -83,6 +96,7 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
                 host_player_id=data.get("host_player_id", ""),
                 tournament_id=data.get("tournament_id", ""),
                 clock=ClockSettings(**data["clock"]) if data.get("clock") else None,
+                spectating=Spectating(**data.get("spectating", {})),
                 seats=tuple(Seat(n) for n in range(1, data["seat_count"] + 1)),
             )
         case "SeatTaken" | "SeatReplaced":
@@ -130,6 +144,7 @@ def create(
     host_player_id: str = "",
     tournament_id: str = "",
     clock: ClockSettings | None = None,
+    spectating: Spectating = Spectating(),
 ) -> list[LobbyEvent]:
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         raise Rejected(
@@ -152,6 +167,7 @@ def create(
                 "host_player_id": host_player_id,
                 "tournament_id": tournament_id,
                 "clock": dataclasses.asdict(clock) if clock else None,
+                "spectating": dataclasses.asdict(spectating),
                 "host_credential_hash": host_credential_hash,
             },
         )

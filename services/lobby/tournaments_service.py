@@ -17,6 +17,7 @@ from services.lobby.clocks import ClockSettings
 from services.lobby.credentials import credential_hash, new_credential
 from services.lobby.repository import TableRepository
 from services.lobby.standings import standings_csv, standings_json
+from services.lobby.tables import Spectating
 from shikoku.eventstore import EventStore, NewEvent
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import lobby_pb2
@@ -44,6 +45,18 @@ def clock_settings(options: lobby_pb2.TableOptions) -> ClockSettings | None:
     except ValueError as error:
         raise Rejected(
             "INVALID_CLOCK", str(error), Kind.INVALID_ARGUMENT, {"field": "options.clock"}
+        ) from None
+
+
+def spectating(options: lobby_pb2.TableOptions) -> Spectating:
+    try:
+        return Spectating(not options.closed_to_spectators, options.spectator_delay_actions)
+    except ValueError as error:
+        raise Rejected(
+            "INVALID_SPECTATOR_DELAY",
+            str(error),
+            Kind.INVALID_ARGUMENT,
+            {"field": "options.spectator_delay_actions"},
         ) from None
 
 
@@ -150,7 +163,9 @@ class Tournaments:
             raise Rejected(
                 "NOT_HOST", "only a registered host creates tournaments", Kind.PERMISSION_DENIED
             )
-        clock_settings(request.table_options)  # refuse a bad clock now, not at the first round
+        # Refuse bad options now, not at the first round.
+        clock_settings(request.table_options)
+        spectating(request.table_options)
         entrants = []
         for player_id in request.player_ids:
             _version, player = await self._players.load(player_id)
@@ -201,6 +216,7 @@ class Tournaments:
                 host_player_id=caller.player.player_id,
                 tournament_id=tournament_id,
                 clock=clock_settings(options),
+                spectating=spectating(options),
             )
             for seat, player_id in enumerate(players, start=1):
                 seat_hash = credential_hash(new_credential(table_id))  # players act with theirs

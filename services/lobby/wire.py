@@ -41,6 +41,8 @@ def table_to_proto(table: tables.Table, summary: Summary | None = None) -> lobby
             fixed_seat_order=table.fixed_seat_order,
             trust_submitted_revenue=table.trust_submitted_revenue,
             undo_allowed=table.undo_allowed,
+            closed_to_spectators=not table.spectating.open,
+            spectator_delay_actions=table.spectating.delay_actions,
         ),
         seats=[
             lobby_pb2.Seat(

@@ -50,6 +50,8 @@ def test_a_two_round_tournament_of_24_players(system: System, client: Client) ->
             player_ids=list(entrants),
             table_size=4,
             first_round=lobby_pb2.SEATING_METHOD_RANDOM,
+            # Spectators see each game 3 actions behind, and all of it once it has ended.
+            table_options=lobby_pb2.TableOptions(spectator_delay_actions=3),
         ),
         metadata=auth(host.credential),
     )
@@ -70,6 +72,13 @@ def test_a_two_round_tournament_of_24_players(system: System, client: Client) ->
         round_ = started.rounds[-1]
         assert round_.number == number and len(round_.tables) == 6
         assert sorted(p for t in round_.tables for p in t.player_ids) == sorted(entrants)
+        listed = client.lobby.ListTables(
+            lobby_pb2.ListTablesRequest(page_size=200, tournament_id=tournament_id)
+        ).tables
+        assert {t.table_id for t in listed} == {
+            t.table_id for r in started.rounds for t in r.tables
+        }
+        assert all(t.options.spectator_delay_actions == 3 for t in listed)
         jobs = []
         for index, table in enumerate(round_.tables):
             credentials = {
