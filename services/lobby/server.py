@@ -142,26 +142,36 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 {"field": "page_size" if not 1 <= size <= MAX_PAGE else "page_token"},
             )
         position = int(request.page_token or 0)
+        in_tournament = await self._tournament_tables(request.tournament_id)
         found: list[lobby_pb2.Table] = []
-        exhausted = False
-        while len(found) < size and not exhausted:
-            ids = await self._tables.page(position, size)
-            exhausted = len(ids) < size
-            for table_id in ids:
+        more = True
+        while more and len(found) < size:
+            if in_tournament is None:
+                ids = await self._tables.page(position, size)
+            else:
+                ids = in_tournament[position : position + size]
+            more = len(ids) == size
+            for message in await asyncio.gather(*(self._listed(t) for t in ids)):
                 position += 1
-                _version, table = await self._tables.load(table_id)
-                message = table_to_proto(table, await self._tables.summary(table))
-                if request.status in (
-                    lobby_pb2.TABLE_STATUS_UNSPECIFIED,
-                    message.status,
-                ) and request.tournament_id in ("", table.tournament_id):
+                if request.status in (lobby_pb2.TABLE_STATUS_UNSPECIFIED, message.status):
                     found.append(message)
                     if len(found) == size:
                         break
-        more = not exhausted or position < await self._tables.count()
+        total = await self._tables.count() if in_tournament is None else len(in_tournament)
         return lobby_pb2.ListTablesResponse(
-            tables=found, next_page_token=str(position) if more and found else ""
+            tables=found, next_page_token=str(position) if found and position < total else ""
         )
+
+    async def _listed(self, table_id: str) -> lobby_pb2.Table:
+        _version, table = await self._tables.load(table_id)
+        return table_to_proto(table, await self._tables.summary(table))
+
+    async def _tournament_tables(self, tournament_id: str) -> list[str] | None:
+        """The tables of a tournament, round by round; None for no tournament."""
+        if not tournament_id:
+            return None
+        _version, found = await self._tournaments.load(tournament_id)
+        return [table_id for round_ in found.rounds for table_id in round_.table_ids]
 
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
