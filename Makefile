@@ -42,9 +42,10 @@ test: lint
 bench: setup
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-# The property tests at full size: about a thousand random games and many thousand route graphs.
+# The property tests at full size: two thousand random games (about 15 minutes) and many
+# thousand route graphs.
 soak: setup
-	SHIKOKU_PROPERTY_SCALE=50 $(BIN)/pytest -q tests/rules/test_random_games.py \
+	SHIKOKU_PROPERTY_SCALE=100 $(BIN)/pytest -q tests/rules/test_random_games.py \
 		tests/rules/test_listed_iff_accepted.py tests/routes
 
 clean:
