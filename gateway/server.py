@@ -4,13 +4,14 @@ lobby and game calls to their services, and streams game events straight from th
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterable
 
 import grpc
 
 from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
+from gateway.watching import GameWatchers
 from services.rules.codec import event_to_proto
 from shikoku.config import Addresses, redis_client
 from shikoku.eventstore import EventStore, StoredEvent
@@ -30,6 +31,11 @@ from shikoku.v1 import (
     routes_pb2,
     routes_pb2_grpc,
 )
+
+STREAM_QUIET = 15.0
+DEFAULT_HEARTBEAT_SECONDS = 15
+MAX_HEARTBEAT_SECONDS = 60
+STATE_CACHE = 64  # states after recent actions, shared by all watchers of a game
 
 
 class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
@@ -126,6 +132,10 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         self._credentials = credentials
         self._events = events
         self._spectators = SpectatorGate(credentials, events)
+        self._watchers = GameWatchers(events)
+        self._states: OrderedDict[tuple[str, int], asyncio.Future[game_pb2.GameState]] = (
+            OrderedDict()
+        )
 
     async def _seat_for(self, game_id: str, context: Context) -> int:
         """The seat the caller's credential holds in `game_id`."""
@@ -183,29 +193,74 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
     async def StreamEvents(
         self, request: game_pb2.StreamEventsRequest, context: Context
     ) -> AsyncIterator[game_pb2.GameEvent]:
-        try:
-            _require_game_id(request.game_id)
-            if await self._events.version(request.game_id) == 0:
-                raise Rejected(
-                    "GAME_NOT_FOUND",
-                    f"no game {request.game_id}",
-                    Kind.NOT_FOUND,
-                    {"game_id": request.game_id},
-                )
-        except Rejected as rejection:
-            await abort(context, rejection)
-            raise
-        delay = await self._spectators.delay(request.game_id, context)
         first = max(request.from_version, 1)
+        async for released in self._released(request.game_id, first, context, STREAM_QUIET):
+            for event in released:
+                yield event_to_proto(request.game_id, event)
+
+    async def WatchGame(
+        self, request: game_pb2.WatchGameRequest, context: Context
+    ) -> AsyncIterator[game_pb2.WatchGameResponse]:
+        if not 0 <= request.heartbeat_seconds <= MAX_HEARTBEAT_SECONDS:
+            raise Rejected(
+                "INVALID_HEARTBEAT",
+                f"heartbeat_seconds is 1 to {MAX_HEARTBEAT_SECONDS}, or 0 for the default",
+                Kind.INVALID_ARGUMENT,
+                {"field": "heartbeat_seconds"},
+            )
+        quiet = request.heartbeat_seconds or DEFAULT_HEARTBEAT_SECONDS
+        sent = max(request.from_version, 1) - 1
+        async for released in self._released(request.game_id, sent + 1, context, quiet):
+            if not released:
+                yield game_pb2.WatchGameResponse(heartbeat=game_pb2.Heartbeat(version=sent))
+            for event in released:
+                response = game_pb2.WatchGameResponse(event=event_to_proto(request.game_id, event))
+                if request.include_state and event is released[-1]:
+                    state = await self._state_at(request.game_id, event.version, context)
+                    response.state.CopyFrom(state)
+                yield response
+                sent = event.version
+
+    async def _released(
+        self, game_id: str, first: int, context: Context, quiet_seconds: float
+    ) -> AsyncIterator[list[StoredEvent]]:
+        """What the caller may be sent of the game from version `first` on, in order and
+        forever; an empty batch when there is nothing new for them."""
+        _require_game_id(game_id)
+        if await self._events.version(game_id) == 0:
+            raise Rejected(
+                "GAME_NOT_FOUND", f"no game {game_id}", Kind.NOT_FOUND, {"game_id": game_id}
+            )
+        delay = await self._spectators.delay(game_id, context)
         view = SpectatorView(delay)
         held: deque[StoredEvent] = deque()
         # A delayed spectator's view depends on the whole log, so it is read from the start.
-        async for event in self._events.follow(request.game_id, 1 if delay else first):
-            view.see(event)
-            if event.version >= first:
-                held.append(event)
+        async for batch in self._watchers.watch(game_id, 1 if delay else first, quiet_seconds):
+            for event in batch:
+                view.see(event)
+                if event.version >= first:
+                    held.append(event)
+            released = []
             while held and held[0].version <= view.visible:
-                yield event_to_proto(request.game_id, held.popleft())
+                released.append(held.popleft())
+            yield released
+
+    async def _state_at(self, game_id: str, version: int, context: Context) -> game_pb2.GameState:
+        """The state after `version`, asked of the rules service once for all watchers."""
+        key = (game_id, version)
+        pending = self._states.get(key)
+        if pending is None:
+            request = game_pb2.GetStateRequest(game_id=game_id, version=version)
+            pending = asyncio.ensure_future(self._rules.GetState(request, timeout=10))
+            self._states[key] = pending
+            while len(self._states) > STATE_CACHE:
+                self._states.popitem(last=False)
+        try:
+            return await asyncio.shield(pending)
+        except grpc.aio.AioRpcError as error:
+            self._states.pop(key, None)
+            await relay_error(error, context)
+            raise
 
 
 def _require_game_id(game_id: str) -> None:
@@ -231,6 +286,8 @@ class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
 
 
 async def main() -> None:
+    from gateway.rate_limit import Limits, RateLimit, TokenBuckets
+
     addresses = Addresses.from_env()
     redis = redis_client()
     lobby_channel = grpc.aio.insecure_channel(addresses.lobby)
@@ -268,7 +325,8 @@ async def main() -> None:
             await channel.close(None)
         await redis.aclose()
 
-    await serve("gateway", addresses.gateway, register, on_stop=stop)
+    rate_limit = RateLimit(TokenBuckets(redis, Limits.from_env()))
+    await serve("gateway", addresses.gateway, register, on_stop=stop, interceptors=[rate_limit])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Rejections as gRPC statuses with google.rpc.ErrorInfo details, and back."""
+"""Rejections as gRPC statuses with google.rpc.ErrorInfo (and RetryInfo) details, and back."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import cast
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -23,13 +24,22 @@ def to_status(rejection: Rejected) -> grpc.Status:
     info = error_details_pb2.ErrorInfo(
         reason=rejection.reason, domain=DOMAIN, metadata=rejection.details
     )
-    detail = any_pb2.Any()
-    detail.Pack(info)
+    details = [_packed(info)]
+    if rejection.retry_after is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromTimedelta(rejection.retry_after)
+        details.append(_packed(retry))
     code = _CODES[rejection.kind]
     status = status_pb2.Status(
-        code=getattr(code_pb2, code.name), message=rejection.message, details=[detail]
+        code=getattr(code_pb2, code.name), message=rejection.message, details=details
     )
     return rpc_status.to_status(status)
+
+
+def _packed(message: Message) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
 
 
 async def abort(context: Context, rejection: Rejected) -> None:

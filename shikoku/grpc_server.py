@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 
 Register = Callable[[grpc.aio.Server], Iterable[str]]
 
+# Requests are small (gRPC's default allows 4 MiB); a bigger one is refused with
+# RESOURCE_EXHAUSTED before any handler sees it.
+MAX_RECEIVE_MESSAGE_BYTES = 1024 * 1024
+
 
 async def serve(
     name: str,
@@ -28,11 +32,17 @@ async def serve(
     register: Register,
     on_stop: Callable[[], Awaitable[None]] | None = None,
     grace_seconds: float = 5.0,
+    *,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),  # type: ignore[type-arg]
 ) -> None:
     """Serves until SIGTERM or SIGINT, then stops taking calls, lets running ones finish for
     `grace_seconds`, and runs `on_stop`. `register` adds the servicers and returns their full
-    service names (for health and reflection)."""
-    server = grpc.aio.server(interceptors=[FailuresAsStatus()])
+    service names (for health and reflection). `interceptors` run before FailuresAsStatus,
+    the first outermost."""
+    server = grpc.aio.server(
+        interceptors=[*interceptors, FailuresAsStatus()],
+        options=[("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES)],
+    )
     service_names = list(register(server))
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -7,6 +7,7 @@ google.rpc.ErrorInfo (see `shikoku.grpc_errors`). The domain stays free of gRPC.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from enum import Enum
 
 
@@ -21,11 +22,13 @@ class Kind(Enum):
     ALREADY_EXISTS = "ALREADY_EXISTS"
     UNIMPLEMENTED = "UNIMPLEMENTED"
     UNAVAILABLE = "UNAVAILABLE"  # a dependency is down: retry later
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"  # too many calls: retry after a delay
 
 
 class Rejected(Exception):
     """A refusal with a stable machine-readable `reason` (e.g. NOT_YOUR_TURN) and details such
-    as the hex or the limit, for clients to build their own messages."""
+    as the hex or the limit, for clients to build their own messages. `retry_after`: how long
+    the caller should wait before trying again, when that is known."""
 
     def __init__(
         self,
@@ -33,12 +36,14 @@ class Rejected(Exception):
         message: str,
         kind: Kind = Kind.FAILED_PRECONDITION,
         details: Mapping[str, object] | None = None,
+        retry_after: timedelta | None = None,
     ) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
         self.kind = kind
         self.details = {key: str(value) for key, value in (details or {}).items()}
+        self.retry_after = retry_after
 
     def __repr__(self) -> str:
         return f"Rejected({self.reason!r}, {self.message!r})"

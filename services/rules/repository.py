@@ -63,6 +63,9 @@ class GameRepository:
 
     async def load(self, game_id: str, version: int | None = None) -> Loaded:
         """The state after `version` events (the latest if None). NOT_FOUND if no such game."""
+        latest = self._latest.get(game_id)
+        if version is not None and latest is not None and latest.version == version:
+            return latest  # watchers ask for the state after what was just written
         if version is not None:
             log = await self.log(game_id, version)
             if len(log) < version or not log:

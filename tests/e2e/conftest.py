@@ -24,7 +24,11 @@ GATEWAY_LINE = re.compile(r"^gateway listening on (\S+:\d+)$")
 
 @pytest.fixture(scope="session")
 def system(redis_url: str) -> Iterator[System]:
-    env = dict(os.environ, REDIS_URL=redis_url)
+    # The tests drive bots and replays at machine speed, far beyond the per-caller default
+    # limits; tests/e2e/test_rate_limits.py starts a system of its own with small ones.
+    env = dict(
+        os.environ, REDIS_URL=redis_url, SHIKOKU_RATE_PER_SECOND="10000", SHIKOKU_RATE_BURST="10000"
+    )
     for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES"):
         env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
     shikoku = Path(sys.executable).parent / "shikoku"

@@ -1,0 +1,203 @@
+"""Per-credential rate limits at the gateway: a token bucket per caller, kept in Redis so that
+every gateway replica charges the same bucket.
+
+A caller is its bearer credential (hashed; the token itself is never stored) or, without one,
+its IP address. Each call takes one token (a streaming call one, when it starts); a bucket
+holds at most `burst` tokens and refills at `per_second`. Health checks and reflection are free.
+When Redis does not answer, calls go through unlimited: the limiter must never be the reason
+the gateway is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import grpc
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisError
+
+from shikoku.grpc_errors import abort
+from shikoku.grpc_types import Context
+from shikoku.metadata import optional_bearer_token
+from shikoku.rejection import Kind, Rejected
+
+log = logging.getLogger(__name__)
+
+# KEYS: the bucket (a hash: tokens, and `at`, the last refill in ms). ARGV: tokens per second,
+# burst. Takes one token if there is one. Returns {1, 0} when taken, {0, ms until one is
+# there} when not. The clock is Redis's (TIME), so gateways with skewed clocks agree.
+_TAKE = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(bucket[1]) or burst
+local at = tonumber(bucket[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
+local taken, wait = 0, 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  taken = 1
+else
+  wait = math.ceil((1 - tokens) * 1000 / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
+-- An idle bucket is full again after burst / rate seconds, and a missing one counts as full.
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+return {taken, wait}
+"""
+
+# A call waits at most this long for Redis before going through uncharged; after a failure,
+# calls skip Redis for a while so that a Redis that hangs does not slow every call.
+REDIS_SECONDS = 0.25
+SKIP_REDIS_SECONDS = 2.0
+
+# Not charged: load balancers and tools must always get through.
+FREE_METHODS = ("/grpc.health.v1.", "/grpc.reflection.")
+
+
+DEFAULT_PER_SECOND = 50.0
+DEFAULT_BURST = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """`per_second` 0 turns the limits off."""
+
+    per_second: float = DEFAULT_PER_SECOND
+    burst: int = DEFAULT_BURST
+
+    def __post_init__(self) -> None:
+        if self.per_second < 0 or (self.per_second > 0 and self.burst < 1):
+            raise ValueError(f"rate limits need a rate >= 0 and a burst >= 1: {self}")
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        return cls(
+            per_second=float(os.environ.get("SHIKOKU_RATE_PER_SECOND", DEFAULT_PER_SECOND)),
+            burst=int(os.environ.get("SHIKOKU_RATE_BURST", DEFAULT_BURST)),
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self.per_second > 0
+
+
+def caller_key(metadata: Iterable[tuple[str, str | bytes]] | None, peer: str) -> str:
+    """The bucket's key: per credential, or per IP address for calls without one."""
+    if token := optional_bearer_token(metadata):
+        caller = hashlib.sha256(token.encode()).hexdigest()
+    else:
+        # gRPC peers look like ipv4:10.0.0.7:51234 or ipv6:[::1]:51234; the port changes with
+        # every connection, so it is left out.
+        kind, _, address = peer.partition(":")
+        host = address.rsplit(":", 1)[0] if kind in ("ipv4", "ipv6") else peer
+        caller = "anon:" + host
+    return f"ratelimit:{{{caller}}}"
+
+
+class TokenBuckets:
+    def __init__(self, redis: Redis | RedisCluster, limits: Limits) -> None:
+        self.limits = limits
+        self._take = redis.register_script(_TAKE)
+        self._skip_redis_until = 0.0
+        self._failing = False
+
+    async def take(self, key: str) -> timedelta | None:
+        """Takes a token from the bucket at `key`. None when the call may go ahead; otherwise
+        how long until the bucket holds a token again."""
+        if not self.limits.enabled or time.monotonic() < self._skip_redis_until:
+            return None
+        try:
+            taken, wait_ms = await asyncio.wait_for(
+                self._take(keys=[key], args=[self.limits.per_second, self.limits.burst]),
+                REDIS_SECONDS,
+            )
+        except (RedisError, OSError) as error:  # TimeoutError is an OSError
+            self._skip_redis_until = time.monotonic() + SKIP_REDIS_SECONDS
+            if not self._failing:
+                self._failing = True
+                log.warning("rate limits are off until Redis answers again: %r", error)
+            return None
+        if self._failing:
+            self._failing = False
+            log.warning("rate limits are on again")
+        return None if int(taken) else timedelta(milliseconds=int(wait_ms))
+
+    def refusal(self, wait: timedelta) -> Rejected:
+        per_second, burst = self.limits.per_second, self.limits.burst
+        return Rejected(
+            "RATE_LIMITED",
+            f"too many calls: at most {per_second:g} a second, in bursts of up to {burst}; "
+            f"retry in {wait.total_seconds():.3f} s",
+            Kind.RESOURCE_EXHAUSTED,
+            {"limit_per_second": f"{per_second:g}", "burst": burst},
+            retry_after=wait,
+        )
+
+
+class RateLimit(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Charges every call but health checks and reflection to its caller's bucket, and ends it
+    with RESOURCE_EXHAUSTED (reason RATE_LIMITED, with a RetryInfo) when the bucket is empty."""
+
+    def __init__(self, buckets: TokenBuckets) -> None:
+        self._buckets = buckets
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
+        ],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        handler = await continuation(details)
+        if handler is None or details.method.startswith(FREE_METHODS):
+            return handler
+        # The peer address is only known to the handler's context, so the charge happens there.
+        codec = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(self._unary(handler.unary_unary), **codec)
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(self._unary(handler.stream_unary), **codec)
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                self._streaming(handler.unary_stream), **codec
+            )
+        if handler.stream_stream is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                self._streaming(handler.stream_stream), **codec
+            )
+        return handler
+
+    async def _charge(self, context: Context) -> None:
+        key = caller_key(context.invocation_metadata(), context.peer())
+        if (wait := await self._buckets.take(key)) is not None:
+            await abort(context, self._buckets.refusal(wait))
+
+    def _unary(self, behaviour: Any) -> Any:
+        async def call(request: Any, context: Context) -> Any:
+            await self._charge(context)
+            return await behaviour(request, context)
+
+        return call
+
+    def _streaming(self, behaviour: Any) -> Any:
+        async def call(request: Any, context: Context) -> AsyncIterator[Any]:
+            await self._charge(context)
+            async for item in behaviour(request, context):
+                yield item
+
+        return call

@@ -1,0 +1,121 @@
+"""Rate limits through the real gateway, on a system of its own started with small limits (2
+calls a second, bursts of 5): a client that hammers it is told to wait; others are served."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import cast
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from shikoku.grpc_errors import Metadata
+from shikoku.redis_server import free_port
+from shikoku.v1 import lobby_pb2
+from tests.e2e.api import Client, System, auth
+from tests.e2e.conftest import GATEWAY_LINE
+
+pytestmark = [pytest.mark.e2e, pytest.mark.client]
+
+
+@pytest.fixture(scope="module")
+def limited(redis_url: str) -> Iterator[System]:
+    env = dict(os.environ, REDIS_URL=redis_url, SHIKOKU_RATE_PER_SECOND="2", SHIKOKU_RATE_BURST="5")
+    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES"):
+        env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
+    shikoku = Path(sys.executable).parent / "shikoku"
+    process = subprocess.Popen(
+        [str(shikoku), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    output: list[str] = []
+    gateway = ""
+    # `shikoku run` gives up (and exits, ending the output) when a service does not start.
+    for line in process.stdout:
+        output.append(line)
+        if found := GATEWAY_LINE.match(line):
+            gateway = found.group(1)
+            break
+    if not gateway:
+        pytest.fail("shikoku run did not start: " + "".join(output))
+    threading.Thread(target=lambda: output.extend(process.stdout or ()), daemon=True).start()
+    yield System(gateway, redis_url, process, output)
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def client(limited: System) -> Iterator[Client]:
+    client = Client(limited)
+    yield client
+    client.channel.close()
+    client.redis.close()
+
+
+def details(error: grpc.RpcError) -> tuple[error_details_pb2.ErrorInfo, float]:
+    """The ErrorInfo and the RetryInfo's delay in seconds."""
+    trailers = dict(cast(Metadata, error.trailing_metadata() or ()))
+    status = status_pb2.Status.FromString(trailers["grpc-status-details-bin"])
+    info, retry = error_details_pb2.ErrorInfo(), error_details_pb2.RetryInfo()
+    assert status.details[0].Unpack(info) and status.details[1].Unpack(retry)
+    return info, retry.retry_delay.ToTimedelta().total_seconds()
+
+
+def test_a_client_over_its_limit_is_told_when_to_retry_and_others_are_served(
+    client: Client,
+) -> None:
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2))
+    table_id = created.table.table_id
+    joined = client.lobby.JoinTable(
+        lobby_pb2.JoinTableRequest(table_id=table_id, player_name="Patient")
+    )
+    hammering = auth(created.host_token)
+    served = 0
+    with pytest.raises(grpc.RpcError) as raised:
+        for call in range(50):
+            if call % 2:
+                client.lobby.ListTables(lobby_pb2.ListTablesRequest(), metadata=hammering)
+            else:
+                client.lobby.GetTable(
+                    lobby_pb2.GetTableRequest(table_id=table_id), metadata=hammering
+                )
+            served += 1
+    assert 5 <= served < 50  # the burst, and whatever refilled meanwhile
+    error = raised.value
+    assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error.details()
+    info, delay = details(error)
+    assert info.reason == "RATE_LIMITED"
+    assert dict(info.metadata) == {"limit_per_second": "2", "burst": "5"}
+    assert 0 < delay <= 0.5  # a token every half second
+
+    # Another credential has a bucket of its own.
+    other = auth(joined.seat_token)
+    table = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=other)
+    assert table.table_id == table_id
+    # And the hammering client is served again once it has waited as it was told.
+    time.sleep(delay + 0.1)
+    client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=hammering)
+
+
+def test_health_checks_are_not_charged(limited: System) -> None:
+    with limited.channel() as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for _ in range(20):
+            reply = health.Check(health_pb2.HealthCheckRequest(), metadata=auth("prober"))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_a_request_over_a_mebibyte_is_refused(client: Client) -> None:
+    huge = lobby_pb2.GetTableRequest(table_id="t" * (2 * 1024 * 1024))
+    with pytest.raises(grpc.RpcError) as raised:
+        client.lobby.GetTable(huge, metadata=auth("sends-too-much"))
+    assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
