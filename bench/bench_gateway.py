@@ -1,0 +1,136 @@
+"""Benchmark: a game through the gateway (real processes on loopback).
+
+A random bot plays a 4-player game to the end while 100 clients watch it live: the latency
+of each command through the gateway, and the events per second delivered to the watchers;
+then 100 more watchers catch up on the finished game at once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, cast
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grpc
+
+from shikoku.random_player import RandomPlayer
+from shikoku.supervisor import System
+from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc, routes_pb2_grpc
+
+WATCHERS, SEATS = 100, 4
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+class TimedGames:
+    """The game stub, timing each SubmitCommand."""
+
+    def __init__(self, stub: game_pb2_grpc.GameServiceStub) -> None:
+        self._stub = stub
+        self.latencies: list[float] = []
+
+    def SubmitCommand(self, request: Any, **kwargs: Any) -> Any:
+        begin = time.perf_counter()
+        response = self._stub.SubmitCommand(request, **kwargs)
+        self.latencies.append(time.perf_counter() - begin)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stub, name)
+
+
+def watch_to_the_end(gateway: str, game_id: str, received: list[int]) -> None:
+    with grpc.insecure_channel(gateway) as channel:
+        stub = game_pb2_grpc.GameServiceStub(channel)
+        request = game_pb2.WatchGameRequest(game_id=game_id, from_version=1)
+        count = 0
+        for response in stub.WatchGame(request, timeout=600):
+            if response.HasField("event"):
+                count += 1
+                if response.event.type == "GameEnded":
+                    break
+        received.append(count)
+
+
+def watched(gateway: str, game_id: str) -> tuple[list[threading.Thread], list[int]]:
+    received: list[int] = []
+    threads = [
+        threading.Thread(target=watch_to_the_end, args=(gateway, game_id, received))
+        for _ in range(WATCHERS)
+    ]
+    for thread in threads:
+        thread.start()
+    return threads, received
+
+
+def main() -> None:
+    # One address, no credentials: the per-caller rate limit would only measure itself.
+    os.environ.setdefault("SHIKOKU_RATE_PER_SECOND", "0")
+    with (
+        open(os.devnull, "w") as quiet,
+        System.on_free_ports(log=quiet) as system,
+        grpc.insecure_channel(system.gateway) as channel,
+    ):
+        grpc.channel_ready_future(channel).result(timeout=10)
+        lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
+        created = lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=SEATS))
+        table_id = created.table.table_id
+        tokens = {
+            seat: lobby.JoinTable(
+                lobby_pb2.JoinTableRequest(table_id=table_id, player_name=f"p{seat}")
+            ).seat_token
+            for seat in range(1, SEATS + 1)
+        }
+        from_host = (("authorization", f"Bearer {created.host_token}"),)
+        game_id = lobby.StartTable(
+            lobby_pb2.StartTableRequest(table_id=table_id), metadata=from_host
+        ).game_id
+
+        threads, received = watched(system.gateway, game_id)
+        games = TimedGames(game_pb2_grpc.GameServiceStub(channel))
+        start = time.perf_counter()
+        player = RandomPlayer(
+            cast(game_pb2_grpc.GameServiceStub, games),
+            routes_pb2_grpc.RoutesServiceStub(channel),
+            game_id,
+            tokens,
+            seed=1,
+        )
+        actions = player.play()
+        for thread in threads:
+            thread.join()
+        live_seconds = time.perf_counter() - start
+        latencies = [1000 * s for s in games.latencies]
+        print(
+            f"{actions} commands through the gateway with {WATCHERS} watchers: "
+            f"p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms"
+        )
+        events = received[0]
+        assert received == [events] * WATCHERS, "every watcher gets every event"
+        print(
+            f"live: {WATCHERS} watchers x {events} events in {live_seconds:.1f} s "
+            f"(the game's own pace): {WATCHERS * events / live_seconds:,.0f} events/s delivered"
+        )
+
+        start = time.perf_counter()
+        threads, received = watched(system.gateway, game_id)
+        for thread in threads:
+            thread.join()
+        seconds = time.perf_counter() - start
+        assert received == [events] * WATCHERS
+        print(
+            f"catching up: {WATCHERS} watchers x {events} events in {seconds:.2f} s: "
+            f"{WATCHERS * events / seconds:,.0f} events/s delivered"
+        )
+
+
+if __name__ == "__main__":
+    main()
