@@ -26,7 +26,9 @@ def as_rejected(error: BaseException) -> Rejected | None:
     if isinstance(error, Rejected):
         return error
     if isinstance(error, VersionConflict):
-        return Rejected("CONTENDED", "someone else changed it at the same moment; try again")
+        return Rejected(
+            "CONTENDED", "someone else changed it at the same moment; try again", Kind.ABORTED
+        )
     if isinstance(error, STORE_DOWN):
         return Rejected(
             "STORE_UNAVAILABLE",

@@ -22,6 +22,7 @@ class Kind(Enum):
     ALREADY_EXISTS = "ALREADY_EXISTS"
     UNIMPLEMENTED = "UNIMPLEMENTED"
     UNAVAILABLE = "UNAVAILABLE"  # a dependency is down: retry later
+    ABORTED = "ABORTED"  # lost a race with a concurrent change: retry the call
     RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"  # too many calls: retry after a delay
 
 

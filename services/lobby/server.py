@@ -195,7 +195,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             return lobby_pb2.JoinTableResponse(
                 table=table_to_proto(table), seat=events[0][1]["seat"], seat_token=seat_credential
             )
-        raise Rejected("CONTENDED", "the table changed while joining; try again")
+        raise Rejected("CONTENDED", "the table changed while joining; try again", Kind.ABORTED)
 
     async def LeaveTable(
         self, request: lobby_pb2.LeaveTableRequest, context: Context

@@ -160,7 +160,7 @@ class GameRepository:
         raise Rejected(
             "CONTENDED",
             f"game {game_id} changed {MAX_ATTEMPTS} times while deciding; try again",
-            Kind.FAILED_PRECONDITION,
+            Kind.ABORTED,
         )
 
     @staticmethod

@@ -63,7 +63,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 raise Rejected(
                     "ROUTES_UNAVAILABLE",
                     f"the routes service could not check the routes: {error.details()}",
-                    Kind.FAILED_PRECONDITION,
+                    Kind.UNAVAILABLE,
                 ) from error
             evaluations.append(wire.evaluation_from_proto(answer))
             if evaluations[-1].ok:
