@@ -1,0 +1,169 @@
+"""The client SDK (shikoku_sdk) and its examples against the real system: whole games played by
+the example bot, a watch that resumes after dropped connections, errors, and safe retries."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+
+from examples.random_bot import play, play_random_game, seat_table
+from shikoku.random_player import command_for
+from shikoku_sdk import PASS, Client, ShikokuError, Update, game_pb2, state_document
+from tests.e2e.api import System
+
+pytestmark = [pytest.mark.e2e, pytest.mark.client]
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+def test_the_example_bot_plays_whole_games(system: System, players: int) -> None:
+    final = play_random_game(system.gateway, players, seed=players)
+    document = state_document(final)
+    assert not final.acting_seats
+    assert document["result"]["reason"]
+    seats = [int(entry["seat"]) for entry in document["result"]["net_worths"]]
+    assert sorted(seats) == list(range(1, players + 1))
+
+
+def test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats(
+    system: System,
+) -> None:
+    with Client(system.gateway) as client:
+        game_id, seats = seat_table(client, 3)
+        player = threading.Thread(target=play, args=(game_id, seats, random.Random(1)))
+        player.start()
+        rng = random.Random(2)
+        updates: list[Update] = []
+        with client.watch(game_id, include_state=True, heartbeat_seconds=1) as watch:
+            give_up = threading.Timer(60, watch.close)  # should the game never end
+            give_up.start()
+            hang_up_after = rng.randint(1, 30)
+            for update in watch:
+                updates.append(update)
+                hang_up_after -= 1
+                if hang_up_after == 0:
+                    watch.disconnect()  # the connection drops; the watch reconnects by itself
+                    hang_up_after = rng.randint(1, 30)
+        give_up.cancel()
+        player.join(timeout=60)
+        latest = client.state(game_id)
+        assert watch.connections > 5
+        assert [u.event.version for u in updates] == list(range(1, latest.version + 1))
+        assert updates[-1].event.type == "GameEnded"
+        assert updates[-1].state == latest
+        stated = [u for u in updates if u.state is not None]
+        assert len(stated) > 20  # live: one per action
+        for update in random.Random(3).sample(stated, 3):
+            assert update.state == client.state(game_id, update.event.version)
+
+
+def test_acting_out_of_turn_is_a_shikoku_error_and_writes_nothing(system: System) -> None:
+    with Client(system.gateway) as client:
+        game_id, seats = seat_table(client, 3)
+        before = client.state(game_id)
+        idle = next(seat for seat in seats if seat not in before.acting_seats)
+        with pytest.raises(ShikokuError) as raised:
+            seats[idle].act(game_id, PASS)
+        assert raised.value.code == grpc.StatusCode.FAILED_PRECONDITION
+        assert raised.value.reason == "NOT_YOUR_TURN"
+        assert isinstance(raised.value.metadata, dict)
+        assert client.state(game_id).version == before.version
+        with pytest.raises(ShikokuError) as missing:
+            client.get_table("t-nope")
+        assert (missing.value.code, missing.value.reason) == (
+            grpc.StatusCode.NOT_FOUND,
+            "TABLE_NOT_FOUND",
+        )
+
+
+class FakeError(grpc.RpcError):
+    """What a lost answer or a rate limit looks like to the client."""
+
+    def __init__(self, code: grpc.StatusCode, details: list[Any]) -> None:
+        self._code = code
+        status = status_pb2.Status(code=getattr(code_pb2, code.name), message="injected")
+        for detail in details:
+            status.details.add().Pack(detail)
+        self._trailing = (("grpc-status-details-bin", status.SerializeToString()),)
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return "injected"
+
+    def trailing_metadata(self) -> Any:
+        return self._trailing
+
+
+class FirstSubmitFails(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
+    """Fails the first SubmitCommand with `error`: after sending it (its answer is lost) when
+    `deliver`, else without sending it. Records the command ids sent."""
+
+    def __init__(self, error: FakeError, deliver: bool) -> None:
+        self.error = error
+        self.deliver = deliver
+        self.sent: list[str] = []
+
+    def intercept_unary_unary(
+        self, continuation: Callable[..., Any], details: Any, request: Any
+    ) -> Any:
+        submit = details.method.endswith("/SubmitCommand")
+        if submit and not self.sent and not self.deliver:
+            self.sent.append("")
+            raise self.error
+        outcome = continuation(details, request)
+        if submit:
+            self.sent.append(request.command_id)
+            if len(self.sent) == 1:
+                outcome.result()  # stored by the server; the client never hears so
+                raise self.error
+        return outcome
+
+
+def first_command(client: Client, game_id: str) -> tuple[int, game_pb2.Command]:
+    action = client.legal_actions(game_id).actions[0]
+    return action.seat, command_for(action, random.Random(0), lambda _corporation: [])
+
+
+def test_a_retried_command_is_applied_once(system: System) -> None:
+    lost = FirstSubmitFails(FakeError(grpc.StatusCode.UNAVAILABLE, []), deliver=True)
+    with Client(system.gateway, interceptors=[lost]) as client:
+        game_id, seats = seat_table(client, 3)
+        before = client.state(game_id).version
+        seat, command = first_command(client, game_id)
+        answer = seats[seat].act(game_id, command)
+        assert len(lost.sent) == 2 and lost.sent[0] == lost.sent[1]  # the same command id
+        assert answer.version == before + len(answer.events) == client.state(game_id).version
+        # The same id again, by hand: the first answer, nothing written.
+        again = seats[seat].act(game_id, command, command_id=lost.sent[0])
+        assert again == answer
+        assert client.state(game_id).version == answer.version
+
+
+def test_a_rate_limited_command_waits_as_told(system: System) -> None:
+    retry = error_details_pb2.RetryInfo()
+    retry.retry_delay.FromMilliseconds(300)
+    limited = FakeError(grpc.StatusCode.RESOURCE_EXHAUSTED, [retry])
+    with Client(system.gateway, interceptors=[FirstSubmitFails(limited, deliver=False)]) as client:
+        game_id, seats = seat_table(client, 3)
+        before = client.state(game_id).version
+        seat, command = first_command(client, game_id)
+        started = time.monotonic()
+        answer = seats[seat].act(game_id, command)
+        assert time.monotonic() - started >= 0.3
+        assert answer.version == before + len(answer.events)
+
+
+def test_list_tables_pages_through_all_of_them(system: System) -> None:
+    with Client(system.gateway) as client:
+        mine = {client.create_table(2).table.table_id for _ in range(5)}
+        listed = [table.table_id for table in client.list_tables(page_size=2)]
+    assert len(listed) == len(set(listed))
+    assert mine <= set(listed)
