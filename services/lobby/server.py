@@ -42,6 +42,7 @@ from shikoku.metadata import bearer_token
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 
+LISTING_CONCURRENCY = 8
 _Reply = TypeVar("_Reply")
 MAX_ATTEMPTS = 5
 DEFAULT_PAGE, MAX_PAGE = 50, 200
@@ -151,7 +152,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             else:
                 ids = in_tournament[position : position + size]
             more = len(ids) == size
-            for message in await asyncio.gather(*(self._listed(t) for t in ids)):
+            for message in await self._listed_all(ids):
                 position += 1
                 if request.status in (lobby_pb2.TABLE_STATUS_UNSPECIFIED, message.status):
                     found.append(message)
@@ -161,6 +162,15 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         return lobby_pb2.ListTablesResponse(
             tables=found, next_page_token=str(position) if found and position < total else ""
         )
+
+    async def _listed_all(self, table_ids: list[str]) -> list[lobby_pb2.Table]:
+        """The tables, a few at a time: concurrent enough to hide round trips, without a burst
+        of new Redis connections when many clients list at once."""
+        listed: list[lobby_pb2.Table] = []
+        for start in range(0, len(table_ids), LISTING_CONCURRENCY):
+            chunk = table_ids[start : start + LISTING_CONCURRENCY]
+            listed += await asyncio.gather(*(self._listed(t) for t in chunk))
+        return listed
 
     async def _listed(self, table_id: str) -> lobby_pb2.Table:
         _version, table = await self._tables.load(table_id)
