@@ -35,6 +35,7 @@ from shikoku.v1 import (
 STREAM_QUIET = 15.0
 DEFAULT_HEARTBEAT_SECONDS = 15
 MAX_HEARTBEAT_SECONDS = 60
+EVENT_CACHE = 20_000  # recent events as sent, shared by all watchers
 STATE_CACHE = 64  # states after recent actions, shared by all watchers of a game
 
 
@@ -133,6 +134,7 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         self._events = events
         self._spectators = SpectatorGate(credentials, events)
         self._watchers = GameWatchers(events)
+        self._event_messages: OrderedDict[tuple[str, int], game_pb2.GameEvent] = OrderedDict()
         self._states: OrderedDict[tuple[str, int], asyncio.Future[game_pb2.GameState]] = (
             OrderedDict()
         )
@@ -196,7 +198,7 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         first = max(request.from_version, 1)
         async for released in self._released(request.game_id, first, context, STREAM_QUIET):
             for event in released:
-                yield event_to_proto(request.game_id, event)
+                yield self._event_message(request.game_id, event)
 
     async def WatchGame(
         self, request: game_pb2.WatchGameRequest, context: Context
@@ -214,7 +216,9 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
             if not released:
                 yield game_pb2.WatchGameResponse(heartbeat=game_pb2.Heartbeat(version=sent))
             for event in released:
-                response = game_pb2.WatchGameResponse(event=event_to_proto(request.game_id, event))
+                response = game_pb2.WatchGameResponse(
+                    event=self._event_message(request.game_id, event)
+                )
                 if request.include_state and event is released[-1]:
                     state = await self._state_at(request.game_id, event.version, context)
                     response.state.CopyFrom(state)
@@ -244,6 +248,17 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
             while held and held[0].version <= view.visible:
                 released.append(held.popleft())
             yield released
+
+    def _event_message(self, game_id: str, event: StoredEvent) -> game_pb2.GameEvent:
+        """The event as sent, built once for all of the game's watchers (a version's event
+        never changes)."""
+        key = (game_id, event.version)
+        message = self._event_messages.get(key)
+        if message is None:
+            message = self._event_messages[key] = event_to_proto(game_id, event)
+            while len(self._event_messages) > EVENT_CACHE:
+                self._event_messages.popitem(last=False)
+        return message
 
     async def _state_at(self, game_id: str, version: int, context: Context) -> game_pb2.GameState:
         """The state after `version`, asked of the rules service once for all watchers."""
