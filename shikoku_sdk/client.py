@@ -227,9 +227,10 @@ class Watch:
 
     A broken stream (or one silent for more than twice the heartbeat interval) is reconnected
     from the last version seen + 1, so nothing is missed or repeated. Heartbeats are not
-    yielded. With `until_end` the iteration stops after the game's last event (GameEnded);
-    otherwise it goes on until `close()`. `disconnect()` drops the current connection (the
-    watch then reconnects), e.g. to test resumption.
+    yielded. With `until_end` the iteration stops after the game's last event (GameEnded), or
+    at once when started past the end of a finished game; otherwise it goes on until
+    `close()`. `disconnect()` drops the current connection (the watch then reconnects), e.g.
+    to test resumption.
     """
 
     reconnect_attempts = 10
@@ -278,7 +279,14 @@ class Watch:
         with contextlib.suppress(ValueError):  # "generator already executing": it will stop
             self._updates.close()
 
+    def _over_already(self) -> bool:
+        """Whether the game ended at or before the version to start after."""
+        latest = self._client.state(self.game_id)
+        return not latest.acting_seats and latest.version <= self.last_version
+
     def _run(self) -> Generator[Update, None, None]:
+        if self.until_end and self._over_already():
+            return  # nothing will ever come
         failures = 0
         while not self._closed:
             request = game_pb2.WatchGameRequest(

@@ -61,6 +61,7 @@ def test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats(
         assert len(stated) > 20  # live: one per action
         for update in random.Random(3).sample(stated, 3):
             assert update.state == client.state(game_id, update.event.version)
+        assert list(client.watch(game_id, from_version=latest.version + 1)) == []
 
 
 def test_acting_out_of_turn_is_a_shikoku_error_and_writes_nothing(system: System) -> None:
