@@ -28,8 +28,11 @@ from shikoku_sdk.errors import ShikokuError
 
 Response = TypeVar("Response")
 
-# Worth trying again: the call may not have reached the server, or its answer was lost.
-TRANSIENT = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+# Worth trying again: the call may not have reached the server, its answer was lost, or it
+# lost a race with a concurrent change (ABORTED, which wrote nothing).
+TRANSIENT = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.ABORTED}
+)
 # A watch reconnects after these too (CANCELLED: the connection was dropped, e.g. by us).
 WATCH_RECONNECT = TRANSIENT | {grpc.StatusCode.CANCELLED, grpc.StatusCode.RESOURCE_EXHAUSTED}
 GAME_ENDED = "GameEnded"
@@ -54,7 +57,7 @@ class Client:
     """A client of the gateway at `address`, acting with `credential` (a player credential, or a
     seat or host token) when one is given. Use it as a context manager, or call `close()`.
 
-    Reads and `act` are retried on UNAVAILABLE and DEADLINE_EXCEEDED (and after the delay a
+    Reads and `act` are retried on UNAVAILABLE, DEADLINE_EXCEEDED and ABORTED (and after the delay a
     RESOURCE_EXHAUSTED asks for); other calls are not, since they are not idempotent. Every
     refusal is raised as `ShikokuError`.
     """
