@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterable
+from typing import TypeVar
 
 import grpc
 
@@ -31,6 +32,9 @@ from shikoku.v1 import (
     routes_pb2,
     routes_pb2_grpc,
 )
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 STREAM_QUIET = 15.0
 DEFAULT_HEARTBEAT_SECONDS = 15
@@ -128,11 +132,12 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         rules: rules_pb2_grpc.RulesServiceAsyncStub,
         credentials: internal_lobby_pb2_grpc.CredentialServiceAsyncStub,
         events: EventStore,
+        spectators: SpectatorGate,
     ) -> None:
         self._rules = rules
         self._credentials = credentials
         self._events = events
-        self._spectators = SpectatorGate(credentials, events)
+        self._spectators = spectators
         self._watchers = GameWatchers(events)
         self._event_messages: OrderedDict[tuple[str, int], game_pb2.GameEvent] = OrderedDict()
         self._states: OrderedDict[tuple[str, int], asyncio.Future[game_pb2.GameState]] = (
@@ -255,9 +260,9 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         key = (game_id, event.version)
         message = self._event_messages.get(key)
         if message is None:
-            message = self._event_messages[key] = event_to_proto(game_id, event)
-            while len(self._event_messages) > EVENT_CACHE:
-                self._event_messages.popitem(last=False)
+            message = _remember(
+                self._event_messages, key, event_to_proto(game_id, event), EVENT_CACHE
+            )
         return message
 
     async def _state_at(self, game_id: str, version: int, context: Context) -> game_pb2.GameState:
@@ -266,16 +271,26 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         pending = self._states.get(key)
         if pending is None:
             request = game_pb2.GetStateRequest(game_id=game_id, version=version)
-            pending = asyncio.ensure_future(self._rules.GetState(request, timeout=10))
-            self._states[key] = pending
-            while len(self._states) > STATE_CACHE:
-                self._states.popitem(last=False)
+            pending = _remember(
+                self._states,
+                key,
+                asyncio.ensure_future(self._rules.GetState(request, timeout=10)),
+                STATE_CACHE,
+            )
         try:
             return await asyncio.shield(pending)
         except grpc.aio.AioRpcError as error:
             self._states.pop(key, None)
             await relay_error(error, context)
             raise
+
+
+def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V, limit: int) -> _V:
+    """Keeps `value` in `cache`, forgetting the oldest entries beyond `limit`."""
+    cache[key] = value
+    while len(cache) > limit:
+        cache.popitem(last=False)
+    return value
 
 
 def _require_game_id(game_id: str) -> None:
@@ -315,16 +330,15 @@ async def main() -> None:
         )
         credentials = internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
         events = EventStore(redis, "game")
+        spectators = SpectatorGate(credentials, events)
         game_pb2_grpc.add_GameServiceServicer_to_server(
-            GameGateway(rules_pb2_grpc.RulesServiceStub(rules_channel), credentials, events),
+            GameGateway(
+                rules_pb2_grpc.RulesServiceStub(rules_channel), credentials, events, spectators
+            ),
             server,
         )
         routes_pb2_grpc.add_RoutesServiceServicer_to_server(
-            RoutesGateway(
-                routes_pb2_grpc.RoutesServiceStub(routes_channel),
-                SpectatorGate(credentials, events),
-            ),
-            server,
+            RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel), spectators), server
         )
         return [
             descriptor.services_by_name[name].full_name

@@ -36,13 +36,16 @@ class SpectatorGate:
             raise
         return terms.delay_actions
 
+    async def _view(self, game_id: str, delay: int) -> SpectatorView:
+        return SpectatorView(delay).see_all(await self._events.read(game_id))
+
     async def visible_version(self, game_id: str, requested: int, context: Context) -> int:
         """The version to show for a request of `requested` (0: the latest the caller may
         see, which is 0 again for a caller who sees the game as it stands)."""
         delay = await self.delay(game_id, context)
         if not delay:
             return requested
-        view = SpectatorView(delay).see_all(await self._events.read(game_id))
+        view = await self._view(game_id, delay)
         if requested > view.visible:
             raise _beyond(view, delay)
         return requested or view.visible
@@ -51,7 +54,7 @@ class SpectatorGate:
         """Refuses a caller who may not see the game as it stands now."""
         delay = await self.delay(game_id, context)
         if delay:
-            view = SpectatorView(delay).see_all(await self._events.read(game_id))
+            view = await self._view(game_id, delay)
             if view.visible < view.latest:
                 raise _beyond(view, delay)
 

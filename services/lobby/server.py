@@ -7,7 +7,6 @@ into statuses with ErrorInfo.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import secrets
 import socket
@@ -231,11 +230,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         events = tables.set_ready(caller.table, caller.seat, request.ready)
         table = await self._tables.append(request.table_id, caller.table_version, events)
         if table.all_ready:
-            table = await start_table(
-                self._tables, self._rules, table, caller.table_version + len(events)
-            )
-            if table.clock is not None:
-                await watch_clock(self._redis, table.table_id)
+            table = await self._start(table, caller.table_version + len(events))
         return table_to_proto(table)
 
     async def AbandonTable(
@@ -243,18 +238,16 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.Table:
         caller = await self._host(context, request.table_id)
         assert caller.table is not None
-        table = await self._tables.append(
-            request.table_id, caller.table_version, tables.abandon(caller.table)
-        )
-        if table.started:
-            summary = await self._tables.summary(table)
-            if summary is None or not summary.document["finished"]:
-                with contextlib.suppress(Rejected):  # it may have just ended
-                    await _call_rules(
-                        self._rules.EndGame(
-                            rules_pb2.EndGameRequest(game_id=table.game_id), timeout=10
-                        )
-                    )
+        events = tables.abandon(caller.table)
+        if caller.table.started:
+            # Ended before the abandonment is recorded, so that a retry after a failure here
+            # finds the table still to abandon.
+            try:
+                await self._end_game(caller.table.game_id)
+            except Rejected as rejection:
+                if rejection.reason != "GAME_OVER":
+                    raise
+        table = await self._tables.append(request.table_id, caller.table_version, events)
         return table_to_proto(table, await self._tables.summary(table))
 
     async def ReplaceSeat(
@@ -281,9 +274,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.StartTableResponse:
         caller = await self._host(context, request.table_id)
         assert caller.table is not None
-        table = await start_table(self._tables, self._rules, caller.table, caller.table_version)
-        if table.clock is not None:
-            await watch_clock(self._redis, table.table_id)
+        table = await self._start(caller.table, caller.table_version)
         return lobby_pb2.StartTableResponse(table=table_to_proto(table), game_id=table.game_id)
 
     async def EndGame(self, request: lobby_pb2.EndGameRequest, context: Context) -> lobby_pb2.Table:
@@ -291,10 +282,38 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         assert caller.table is not None
         if not caller.table.started:
             raise Rejected("TABLE_NOT_STARTED", f"table {request.table_id} has no game yet")
-        await _call_rules(
-            self._rules.EndGame(rules_pb2.EndGameRequest(game_id=caller.table.game_id), timeout=10)
-        )
+        await self._end_game(caller.table.game_id)
         return table_to_proto(caller.table)
+
+    async def _start(self, table: tables.Table, version: int) -> tables.Table:
+        """Creates the table's game (one game per table, with the table's id: a retried start
+        cannot create two), records the start, and has the table's clock watched."""
+        events = tables.start(table, table.table_id)
+        players = [
+            rules_pb2.GamePlayer(seat=s.number, name=s.player_name) for s in table.seats if s.taken
+        ]
+        await _call_rules(
+            self._rules.CreateGame(
+                rules_pb2.CreateGameRequest(
+                    game_id=table.table_id,
+                    players=players,
+                    beginner_game=table.beginner_game,
+                    fixed_seat_order=table.fixed_seat_order,
+                    trust_submitted_revenue=table.trust_submitted_revenue,
+                    undo_allowed=table.undo_allowed,
+                ),
+                timeout=10,
+            )
+        )
+        started = await self._tables.append(table.table_id, version, events)
+        if started.clock is not None:
+            await watch_clock(self._redis, started.table_id)
+        return started
+
+    async def _end_game(self, game_id: str) -> None:
+        await _call_rules(
+            self._rules.EndGame(rules_pb2.EndGameRequest(game_id=game_id), timeout=10)
+        )
 
     # ---- tournaments -----------------------------------------------------------------------
 
@@ -310,9 +329,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         caller = await self._caller(context)
         _version, found, created = await self._tournaments.seat_round(caller, request.tournament_id)
         for table in created:
-            await start_table(self._tables, self._rules, table, len(table.seats) + 1)
-            if table.clock is not None:
-                await watch_clock(self._redis, table.table_id)
+            await self._start(table, len(table.seats) + 1)
         return tournament_to_proto(found)
 
     async def GetTournament(
@@ -342,34 +359,6 @@ async def _call_rules(call: Awaitable[_Reply]) -> _Reply:
         raise from_rpc_error(error) or Rejected(
             "RULES_UNAVAILABLE", f"the rules service failed: {error.details()}", Kind.UNAVAILABLE
         ) from error
-
-
-async def start_table(
-    repo: TableRepository,
-    rules: rules_pb2_grpc.RulesServiceAsyncStub,
-    table: tables.Table,
-    version: int,
-) -> tables.Table:
-    """Creates the table's game (one game per table, with the table's id: a retried start
-    cannot create two) and records the start."""
-    events = tables.start(table, table.table_id)
-    players = [
-        rules_pb2.GamePlayer(seat=s.number, name=s.player_name) for s in table.seats if s.taken
-    ]
-    await _call_rules(
-        rules.CreateGame(
-            rules_pb2.CreateGameRequest(
-                game_id=table.table_id,
-                players=players,
-                beginner_game=table.beginner_game,
-                fixed_seat_order=table.fixed_seat_order,
-                trust_submitted_revenue=table.trust_submitted_revenue,
-                undo_allowed=table.undo_allowed,
-            ),
-            timeout=10,
-        )
-    )
-    return await repo.append(table.table_id, version, events)
 
 
 class CredentialServicer(internal_lobby_pb2_grpc.CredentialServiceServicer):

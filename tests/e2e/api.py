@@ -5,18 +5,17 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import grpc
 import pytest
 import redis
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2, status_pb2
 
 from shikoku.eventstore import stream_key
-from shikoku.grpc_errors import Metadata
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+from shikoku_sdk.errors import ShikokuError
 
 
 @dataclass
@@ -41,18 +40,6 @@ def auth(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
 
-def error_reason(error: grpc.RpcError) -> str:
-    metadata = cast(Metadata, error.trailing_metadata() or ())
-    for key, value in metadata:
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    return str(info.reason)
-    return ""
-
-
 class Client:
     def __init__(self, system: System) -> None:
         self.channel = system.channel()
@@ -69,7 +56,7 @@ def expect_error(call: Callable[[], object], code: grpc.StatusCode, reason: str)
         call()
     error = raised.value
     assert error.code() == code, error.details()
-    assert error_reason(error) == reason
+    assert ShikokuError.from_rpc_error(error).reason == reason
 
 
 def started_table(client: Client, seats: int = 3) -> tuple[str, list[str], str]:
