@@ -42,8 +42,10 @@ class Player:
         self.connect()
 
     def connect(self) -> None:
-        """A new connection (after a restart, rather than wait out the old one's backoff)."""
+        """A new connection (after a restart, rather than wait out the old one's backoff),
+        once the server accepts it: a first call racing the restart would fail at once."""
         self.channel = grpc.insecure_channel(self.address)
+        grpc.channel_ready_future(self.channel).result(timeout=10)
         self.rules = rules_pb2_grpc.RulesServiceStub(self.channel)
 
     def version(self) -> int:
