@@ -21,6 +21,7 @@ import grpc
 from shikoku.random_player import RandomPlayer
 from shikoku.supervisor import System
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc, routes_pb2_grpc
+from shikoku_sdk.channel import keyed_channel
 
 WATCHERS, SEATS = 100, 4
 
@@ -47,8 +48,8 @@ class TimedGames:
         return getattr(self._stub, name)
 
 
-def watch_to_the_end(gateway: str, game_id: str, received: list[int]) -> None:
-    with grpc.insecure_channel(gateway) as channel:
+def watch_to_the_end(gateway: str, api_key: str, game_id: str, received: list[int]) -> None:
+    with keyed_channel(gateway, api_key) as channel:
         stub = game_pb2_grpc.GameServiceStub(channel)
         request = game_pb2.WatchGameRequest(game_id=game_id, from_version=1)
         count = 0
@@ -60,10 +61,10 @@ def watch_to_the_end(gateway: str, game_id: str, received: list[int]) -> None:
         received.append(count)
 
 
-def watched(gateway: str, game_id: str) -> tuple[list[threading.Thread], list[int]]:
+def watched(gateway: str, api_key: str, game_id: str) -> tuple[list[threading.Thread], list[int]]:
     received: list[int] = []
     threads = [
-        threading.Thread(target=watch_to_the_end, args=(gateway, game_id, received))
+        threading.Thread(target=watch_to_the_end, args=(gateway, api_key, game_id, received))
         for _ in range(WATCHERS)
     ]
     for thread in threads:
@@ -77,7 +78,7 @@ def main() -> None:
     with (
         open(os.devnull, "w") as quiet,
         System.on_free_ports(log=quiet) as system,
-        grpc.insecure_channel(system.gateway) as channel,
+        keyed_channel(system.gateway, system.api_key) as channel,
     ):
         grpc.channel_ready_future(channel).result(timeout=10)
         lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
@@ -94,7 +95,7 @@ def main() -> None:
             lobby_pb2.StartTableRequest(table_id=table_id), metadata=from_host
         ).game_id
 
-        threads, received = watched(system.gateway, game_id)
+        threads, received = watched(system.gateway, system.api_key, game_id)
         games = TimedGames(game_pb2_grpc.GameServiceStub(channel))
         start = time.perf_counter()
         player = RandomPlayer(
@@ -121,7 +122,7 @@ def main() -> None:
         )
 
         start = time.perf_counter()
-        threads, received = watched(system.gateway, game_id)
+        threads, received = watched(system.gateway, system.api_key, game_id)
         for thread in threads:
             thread.join()
         seconds = time.perf_counter() - start

@@ -19,6 +19,7 @@ import grpc
 
 from shikoku.supervisor import System
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku_sdk.channel import keyed_channel
 
 TABLES, SEATS, CLIENTS, CALLS_PER_CLIENT = 100, 4, 50, 40
 
@@ -32,7 +33,7 @@ def main() -> None:
     with (
         open(os.devnull, "w") as quiet,
         System.on_free_ports(log=quiet) as system,
-        grpc.insecure_channel(system.gateway) as channel,
+        keyed_channel(system.gateway, system.api_key) as channel,
     ):
         grpc.channel_ready_future(channel).result(timeout=10)
         lobby = lobby_pb2_grpc.LobbyServiceStub(channel)

@@ -17,6 +17,7 @@ from shikoku.sitelog.gateway_table import GatewayTable
 from shikoku.sitelog.in_process import InProcessTable
 from shikoku.sitelog.replay import replay
 from shikoku.supervisor import System
+from shikoku_sdk.channel import keyed_channel
 from tests.shared import site_game_files
 
 
@@ -33,7 +34,7 @@ def main() -> None:
     with (
         open(os.devnull, "w") as quiet,
         System.on_free_ports(log=quiet) as system,
-        grpc.insecure_channel(system.gateway) as channel,
+        keyed_channel(system.gateway, system.api_key) as channel,
     ):
         grpc.channel_ready_future(channel).result(timeout=10)
         for game in games:

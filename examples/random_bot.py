@@ -48,9 +48,11 @@ def play(
     raise RuntimeError(f"game {game_id} did not end within {limit} actions")
 
 
-def play_random_game(address: str, players: int, seed: int = 0) -> game_pb2.GameState:
+def play_random_game(
+    address: str, players: int, seed: int = 0, api_key: str | None = None
+) -> game_pb2.GameState:
     """A whole game of `players` random bots at a new table; returns the final state."""
-    with Client(address) as client:
+    with Client(address, api_key=api_key) as client:
         game_id, seats = seat_table(client, players)
         return play(game_id, seats, random.Random(seed))
 
@@ -60,8 +62,9 @@ def main() -> None:
     parser.add_argument("address", nargs="?", default="127.0.0.1:50051", help="the gateway")
     parser.add_argument("players", nargs="?", type=int, default=3, help="2 to 6")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--api-key", help="the application's API key (default: $SHIKOKU_API_KEY)")
     args = parser.parse_args()
-    final = play_random_game(args.address, args.players, args.seed)
+    final = play_random_game(args.address, args.players, args.seed, args.api_key)
     result = state_document(final)["result"]
     print(f"game {final.game_id} over after {final.version} events: {result['reason']}")
     for entry in sorted(result["net_worths"], key=lambda e: -e["net_worth"]):

@@ -51,9 +51,15 @@ def render(version: int, document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def spectate(address: str, game_id: str, token: str | None = None, from_version: int = 1) -> None:
+def spectate(
+    address: str,
+    game_id: str,
+    token: str | None = None,
+    from_version: int = 1,
+    api_key: str | None = None,
+) -> None:
     with (
-        Client(address, token) as client,
+        Client(address, token, api_key=api_key) as client,
         client.watch(game_id, from_version, include_state=True) as watch,
     ):
         shown: tuple[str, ...] = ()
@@ -79,8 +85,9 @@ def main() -> None:
     parser.add_argument("game_id")
     parser.add_argument("--token", help="a seat or host token (for tables closed to spectators)")
     parser.add_argument("--from-version", type=int, default=1)
+    parser.add_argument("--api-key", help="the application's API key (default: $SHIKOKU_API_KEY)")
     args = parser.parse_args()
-    spectate(args.address, args.game_id, args.token, args.from_version)
+    spectate(args.address, args.game_id, args.token, args.from_version, args.api_key)
 
 
 if __name__ == "__main__":

@@ -15,18 +15,17 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-import grpc
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from shikoku.grpc_errors import abort
 from shikoku.grpc_types import Context
+from shikoku.interceptors import Admission
 from shikoku.metadata import optional_bearer_token
 from shikoku.rejection import Kind, Rejected
 
@@ -61,10 +60,6 @@ return {taken, wait}
 # calls skip Redis for a while so that a Redis that hangs does not slow every call.
 REDIS_SECONDS = 0.25
 SKIP_REDIS_SECONDS = 2.0
-
-# Not charged: load balancers and tools must always get through.
-FREE_METHODS = ("/grpc.health.v1.", "/grpc.reflection.")
-
 
 DEFAULT_PER_SECOND = 50.0
 DEFAULT_BURST = 100
@@ -146,58 +141,14 @@ class TokenBuckets:
         )
 
 
-class RateLimit(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class RateLimit(Admission):
     """Charges every call but health checks and reflection to its caller's bucket, and ends it
     with RESOURCE_EXHAUSTED (reason RATE_LIMITED, with a RetryInfo) when the bucket is empty."""
 
     def __init__(self, buckets: TokenBuckets) -> None:
         self._buckets = buckets
 
-    async def intercept_service(
-        self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(details)
-        if handler is None or details.method.startswith(FREE_METHODS):
-            return handler
-        # The peer address is only known to the handler's context, so the charge happens there.
-        codec = {
-            "request_deserializer": handler.request_deserializer,
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(self._unary(handler.unary_unary), **codec)
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(self._unary(handler.stream_unary), **codec)
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                self._streaming(handler.unary_stream), **codec
-            )
-        if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(
-                self._streaming(handler.stream_stream), **codec
-            )
-        return handler
-
-    async def _charge(self, context: Context) -> None:
+    async def admit(self, method: str, request: Any, context: Context) -> None:
         key = caller_key(context.invocation_metadata(), context.peer())
         if (wait := await self._buckets.take(key)) is not None:
-            await abort(context, self._buckets.refusal(wait))
-
-    def _unary(self, behaviour: Any) -> Any:
-        async def call(request: Any, context: Context) -> Any:
-            await self._charge(context)
-            return await behaviour(request, context)
-
-        return call
-
-    def _streaming(self, behaviour: Any) -> Any:
-        async def call(request: Any, context: Context) -> AsyncIterator[Any]:
-            await self._charge(context)
-            async for item in behaviour(request, context):
-                yield item
-
-        return call
+            raise self._buckets.refusal(wait)

@@ -1,5 +1,6 @@
-"""The gateway: the only public surface. It authenticates seat and host credentials, forwards
-lobby and game calls to their services, and streams game events straight from the event log."""
+"""The gateway: the only public surface. Its interceptors check rate limits, API keys and
+credentials (gateway/auth.py); its servicers forward lobby and game calls to their services and
+stream game events straight from the event log."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TypeVar
 
 import grpc
 
+from gateway.auth import current_grant
 from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
 from gateway.watching import GameWatchers
@@ -17,12 +19,9 @@ from services.rules.codec import event_to_proto
 from shikoku.config import Addresses, redis_client
 from shikoku.eventstore import EventStore, StoredEvent
 from shikoku.forwarding import forward, relay_error
-from shikoku.grpc_errors import abort
 from shikoku.grpc_server import Context, serve
-from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
-from shikoku.metadata import bearer_token
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import (
     game_pb2,
@@ -130,12 +129,10 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
     def __init__(
         self,
         rules: rules_pb2_grpc.RulesServiceAsyncStub,
-        credentials: internal_lobby_pb2_grpc.CredentialServiceAsyncStub,
         events: EventStore,
         spectators: SpectatorGate,
     ) -> None:
         self._rules = rules
-        self._credentials = credentials
         self._events = events
         self._spectators = spectators
         self._watchers = GameWatchers(events)
@@ -144,41 +141,12 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
             OrderedDict()
         )
 
-    async def _seat_for(self, game_id: str, context: Context) -> int:
-        """The seat the caller's credential holds in `game_id`."""
-        token = bearer_token(context.invocation_metadata())
-        try:
-            principal = await self._credentials.Resolve(
-                internal_lobby_pb2.ResolveRequest(token=token, game_id=game_id), timeout=5
-            )
-        except grpc.aio.AioRpcError as error:
-            await relay_error(error, context)
-            raise
-        if principal.role != internal_lobby_pb2.Principal.ROLE_SEAT:
-            raise Rejected(
-                "NOT_A_SEAT", "only a seat token can act in a game", Kind.PERMISSION_DENIED
-            )
-        if principal.game_id != game_id:
-            raise Rejected(
-                "NOT_YOUR_GAME",
-                f"the seat token is not for game {game_id}",
-                Kind.PERMISSION_DENIED,
-                {"game_id": game_id},
-            )
-        return principal.seat
-
     async def SubmitCommand(
         self, request: game_pb2.SubmitCommandRequest, context: Context
     ) -> game_pb2.SubmitCommandResponse:
-        try:
-            _require_game_id(request.game_id)
-            seat = await self._seat_for(request.game_id, context)
-        except Rejected as rejection:
-            await abort(context, rejection)
-            raise
         submit = rules_pb2.SubmitRequest(
             game_id=request.game_id,
-            seat=seat,
+            seat=current_grant().seat,
             command=request.command,
             command_id=request.command_id,
         )
@@ -187,14 +155,14 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
     async def GetState(
         self, request: game_pb2.GetStateRequest, context: Context
     ) -> game_pb2.GameState:
-        version = await self._spectators.visible_version(request.game_id, request.version, context)
+        version = await self._spectators.visible_version(request.game_id, request.version)
         request = game_pb2.GetStateRequest(game_id=request.game_id, version=version)
         return await forward(self._rules.GetState, request, context)
 
     async def ListLegalActions(
         self, request: game_pb2.ListLegalActionsRequest, context: Context
     ) -> game_pb2.ListLegalActionsResponse:
-        await self._spectators.require_present(request.game_id, context)
+        await self._spectators.require_present(request.game_id)
         return await forward(self._rules.ListLegalActions, request, context)
 
     async def StreamEvents(
@@ -235,12 +203,11 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
     ) -> AsyncIterator[list[StoredEvent]]:
         """What the caller may be sent of the game from version `first` on, in order and
         forever; an empty batch when there is nothing new for them."""
-        _require_game_id(game_id)
         if await self._events.version(game_id) == 0:
             raise Rejected(
                 "GAME_NOT_FOUND", f"no game {game_id}", Kind.NOT_FOUND, {"game_id": game_id}
             )
-        delay = await self._spectators.delay(game_id, context)
+        delay = current_grant().delay_actions
         view = SpectatorView(delay)
         held: deque[StoredEvent] = deque()
         # A delayed spectator's view depends on the whole log, so it is read from the start.
@@ -293,13 +260,6 @@ def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V, limit: int) -> _V:
     return value
 
 
-def _require_game_id(game_id: str) -> None:
-    if not game_id:
-        raise Rejected(
-            "MISSING_GAME_ID", "game_id is required", Kind.INVALID_ARGUMENT, {"field": "game_id"}
-        )
-
-
 class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
     def __init__(
         self, routes: routes_pb2_grpc.RoutesServiceAsyncStub, spectators: SpectatorGate
@@ -311,11 +271,13 @@ class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
         self, request: routes_pb2.OptimizeRequest, context: Context
     ) -> routes_pb2.RouteSolution:
         if request.game_id:  # a game's present routes would show its present board
-            await self._spectators.require_present(request.game_id, context)
+            await self._spectators.require_present(request.game_id)
         return await forward(self._routes.Optimize, request, context)
 
 
 async def main() -> None:
+    from gateway.api_keys import ApiKeys
+    from gateway.auth import Authorization
     from gateway.rate_limit import Limits, RateLimit, TokenBuckets
 
     addresses = Addresses.from_env()
@@ -328,13 +290,10 @@ async def main() -> None:
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyGateway(lobby_pb2_grpc.LobbyServiceStub(lobby_channel)), server
         )
-        credentials = internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
         events = EventStore(redis, "game")
-        spectators = SpectatorGate(credentials, events)
+        spectators = SpectatorGate(events)
         game_pb2_grpc.add_GameServiceServicer_to_server(
-            GameGateway(
-                rules_pb2_grpc.RulesServiceStub(rules_channel), credentials, events, spectators
-            ),
+            GameGateway(rules_pb2_grpc.RulesServiceStub(rules_channel), events, spectators),
             server,
         )
         routes_pb2_grpc.add_RoutesServiceServicer_to_server(
@@ -354,8 +313,18 @@ async def main() -> None:
             await channel.close(None)
         await redis.aclose()
 
+    # Rate limits first: a flood of bad keys or credentials must not reach the lobby.
     rate_limit = RateLimit(TokenBuckets(redis, Limits.from_env()))
-    await serve("gateway", addresses.gateway, register, on_stop=stop, interceptors=[rate_limit])
+    authorization = Authorization(
+        ApiKeys(redis), internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
+    )
+    await serve(
+        "gateway",
+        addresses.gateway,
+        register,
+        on_stop=stop,
+        interceptors=[rate_limit, authorization],
+    )
 
 
 if __name__ == "__main__":

@@ -56,13 +56,31 @@ def main(argv: list[str] | None = None) -> int:
         help="start Redis and the services for this command alone, on free ports",
     )
     site.add_argument("--json", action="store_true", help="print one JSON object instead")
+    site.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
 
     out = commands.add_parser("export", help="a game of ours in the 18xx.games export format")
     out.add_argument("game_id")
     out.add_argument("--gateway", default=Addresses.from_env().gateway)
     out.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    out.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
+
+    keys = commands.add_parser(
+        "api-key", help="issue, list or revoke client applications' API keys (in REDIS_URL)"
+    )
+    key_actions = keys.add_subparsers(dest="action", required=True)
+    key_actions.add_parser("create", help="a new key; prints its id and then the key").add_argument(
+        "name", help="the client application it is for"
+    )
+    key_actions.add_parser("list", help="every key's id, name and whether it is revoked")
+    key_actions.add_parser("revoke", help="refuse the key from now on").add_argument("key_id")
 
     args = parser.parse_args(argv)
+    if args.command == "api-key":
+        from gateway.api_keys import api_key_command
+        from shikoku.config import redis_url
+
+        argument = getattr(args, "name", "") or getattr(args, "key_id", "")
+        return api_key_command(redis_url(), args.action, argument)
     if args.command == "run":
         from shikoku.supervisor import run as run_all
 
@@ -74,11 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "import":
         from shikoku.sitelog.command import import_game
 
-        return import_game(args.file, args.gateway, args.in_process, args.json)
+        return import_game(args.file, args.gateway, args.in_process, args.json, args.api_key)
     if args.command == "export":
         from shikoku.sitelog.command import export_game
 
-        return export_game(args.game_id, args.gateway, args.output)
+        return export_game(args.game_id, args.gateway, args.output, args.api_key)
     if args.command == "serve":
         module = importlib.import_module(SERVE_MODULES[args.service])
         asyncio.run(module.main())

@@ -19,11 +19,14 @@ def optional_bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) ->
     return ""
 
 
+MISSING_CREDENTIAL = Rejected(
+    "MISSING_CREDENTIAL",
+    "this call needs `authorization: Bearer <token>` metadata",
+    Kind.UNAUTHENTICATED,
+)
+
+
 def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
     if token := optional_bearer_token(metadata):
         return token
-    raise Rejected(
-        "MISSING_CREDENTIAL",
-        "this call needs `authorization: Bearer <token>` metadata",
-        Kind.UNAUTHENTICATED,
-    )
+    raise MISSING_CREDENTIAL

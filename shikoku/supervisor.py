@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from gateway.api_keys import issue_api_key
 from shikoku.redis_server import EmbeddedRedis, free_port
 
 SERVICES = (
@@ -100,6 +101,8 @@ class System:
         self._data_dir = data_dir
         self.redis: EmbeddedRedis | None = None
         self.services: list[ServiceProcess] = []
+        # A key for trying the system out, issued when it runs on a Redis of its own.
+        self.api_key = ""
 
     @classmethod
     def on_free_ports(cls, log: TextIO | None = None) -> System:
@@ -122,6 +125,8 @@ class System:
             ).start()
             self.env["REDIS_URL"] = self.redis.url
             say(f"redis listening on 127.0.0.1:{self.redis.port}", self.log)
+            self.api_key = issue_api_key(self.redis.url, "development")
+            say(f"development API key: {self.api_key}", self.log)
         for name, module in SERVICES:
             service = ServiceProcess(name, module, self.env, self.log)
             self.services.append(service)

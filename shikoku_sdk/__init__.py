@@ -2,7 +2,7 @@
 
     from shikoku_sdk import Client, game_pb2
 
-    with Client("127.0.0.1:50051") as client:
+    with Client("127.0.0.1:50051", api_key=...) as client:  # default: $SHIKOKU_API_KEY
         table = client.create_table(3)
         ...
         seat = client.with_credential(seat_token)

@@ -24,6 +24,7 @@ from shikoku.v1 import (
     routes_pb2,
     routes_pb2_grpc,
 )
+from shikoku_sdk.channel import api_key_from_env, with_api_key
 from shikoku_sdk.errors import ShikokuError
 
 Response = TypeVar("Response")
@@ -55,7 +56,8 @@ def state_document(state: game_pb2.GameState) -> dict[str, Any]:
 
 class Client:
     """A client of the gateway at `address`, acting with `credential` (a player credential, or a
-    seat or host token) when one is given. Use it as a context manager, or call `close()`.
+    seat or host token) when one is given, as the client application whose key is `api_key`
+    (default: $SHIKOKU_API_KEY). Use it as a context manager, or call `close()`.
 
     Reads and `act` are retried on UNAVAILABLE, DEADLINE_EXCEEDED and ABORTED (and after the delay a
     RESOURCE_EXHAUSTED asks for); other calls are not, since they are not idempotent. Every
@@ -67,6 +69,7 @@ class Client:
         address: str,
         credential: str | None = None,
         *,
+        api_key: str | None = None,
         channel_credentials: grpc.ChannelCredentials | None = None,
         interceptors: Sequence[Any] = (),
         timeout: float = 30.0,
@@ -77,6 +80,7 @@ class Client:
             if channel_credentials
             else grpc.insecure_channel(address)
         )
+        channel = with_api_key(channel, api_key_from_env() if api_key is None else api_key)
         self._channel = grpc.intercept_channel(channel, *interceptors) if interceptors else channel
         self._owns_channel = True
         self.credential = credential

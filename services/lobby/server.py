@@ -17,6 +17,14 @@ import grpc
 from redis.asyncio import Redis
 
 from services.lobby import tables
+from services.lobby.access import (
+    require_host,
+    require_registered_host,
+    require_seat,
+    require_seat_in_game,
+    require_tournament_host,
+    watching_delay,
+)
 from services.lobby.accounts import Caller, PlayerRepository, identify
 from services.lobby.credentials import credential_hash, new_credential
 from services.lobby.keepers import ClockKeeper, ResultKeeper, keep_running, watch_clock
@@ -37,7 +45,7 @@ from shikoku.grpc_server import Context, serve
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
-from shikoku.metadata import bearer_token
+from shikoku.metadata import MISSING_CREDENTIAL, bearer_token
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 
@@ -210,11 +218,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.LeaveTableRequest, context: Context
     ) -> lobby_pb2.Table:
         caller = await self._caller(context, request.table_id)
-        if caller.seat is None or caller.table is None:
-            raise Rejected(
-                "NOT_A_SEAT", "only the holder of a seat can leave it", Kind.PERMISSION_DENIED
-            )
-        events = tables.leave(caller.table, caller.seat)
+        table, seat = require_seat(caller)
+        events = tables.leave(table, seat)
         return table_to_proto(
             await self._tables.append(request.table_id, caller.table_version, events)
         )
@@ -223,11 +228,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.SetReadyRequest, context: Context
     ) -> lobby_pb2.Table:
         caller = await self._caller(context, request.table_id)
-        if caller.seat is None or caller.table is None:
-            raise Rejected(
-                "NOT_A_SEAT", "only the holder of a seat marks it ready", Kind.PERMISSION_DENIED
-            )
-        events = tables.set_ready(caller.table, caller.seat, request.ready)
+        table, seat = require_seat(caller)
+        events = tables.set_ready(table, seat, request.ready)
         table = await self._tables.append(request.table_id, caller.table_version, events)
         if table.all_ready:
             table = await self._start(table, caller.table_version + len(events))
@@ -346,8 +348,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
 
     async def _host(self, context: Context, table_id: str) -> Caller:
         caller = await self._caller(context, table_id)
-        if not caller.is_host:
-            raise Rejected("NOT_HOST", "only the table's host may do this", Kind.PERMISSION_DENIED)
+        require_host(caller)
         return caller
 
 
@@ -362,56 +363,85 @@ async def _call_rules(call: Awaitable[_Reply]) -> _Reply:
 
 
 class CredentialServicer(internal_lobby_pb2_grpc.CredentialServiceServicer):
-    def __init__(self, tables_repo: TableRepository, players_repo: PlayerRepository) -> None:
+    """The gateway's one question: may this credential do this to that resource?"""
+
+    def __init__(
+        self,
+        tables_repo: TableRepository,
+        players_repo: PlayerRepository,
+        tournaments_repo: TournamentRepository,
+    ) -> None:
         self._tables = tables_repo
         self._players = players_repo
+        self._tournaments = tournaments_repo
 
-    async def Resolve(
-        self, request: internal_lobby_pb2.ResolveRequest, context: Context
-    ) -> internal_lobby_pb2.Principal:
-        caller = await identify(request.token, self._tables, self._players, request.game_id)
-        Principal = internal_lobby_pb2.Principal
-        role = Principal.ROLE_PLAYER
-        if caller.seat is not None:
-            role = Principal.ROLE_SEAT
-        elif caller.is_host:
-            role = Principal.ROLE_HOST
-        return Principal(
-            role=role,
-            table_id=caller.table.table_id if caller.table else "",
-            seat=caller.seat.number if caller.seat else 0,
-            game_id=caller.table.game_id if caller.table else "",
-            player_id=caller.player.player_id if caller.player else "",
+    async def Authorize(
+        self, request: internal_lobby_pb2.AuthorizeRequest, context: Context
+    ) -> internal_lobby_pb2.Grant:
+        if request.permission == internal_lobby_pb2.PERMISSION_WATCH_GAME:
+            return await self._watching(request.token, request.resource_id)
+        if not request.token:
+            raise MISSING_CREDENTIAL
+        needs_table = request.permission in TABLE_PERMISSIONS
+        caller = await identify(
+            request.token, self._tables, self._players, request.resource_id if needs_table else ""
         )
+        match request.permission:
+            case internal_lobby_pb2.PERMISSION_HOST_TABLE:
+                require_host(caller)
+            case internal_lobby_pb2.PERMISSION_HOLD_SEAT:
+                require_seat(caller)
+            case internal_lobby_pb2.PERMISSION_ACT_IN_GAME:
+                require_seat_in_game(caller, request.resource_id)
+            case internal_lobby_pb2.PERMISSION_REGISTERED_HOST:
+                require_registered_host(caller)
+            case internal_lobby_pb2.PERMISSION_HOST_TOURNAMENT:
+                _version, found = await self._tournaments.load(request.resource_id)
+                require_tournament_host(caller, found)
+            case internal_lobby_pb2.PERMISSION_SIGNED_IN:
+                pass
+            case _:
+                raise Rejected(
+                    "UNKNOWN_PERMISSION",
+                    f"no permission {request.permission}",
+                    Kind.INVALID_ARGUMENT,
+                    {"field": "permission"},
+                )
+        return internal_lobby_pb2.Grant(principal=_principal(caller))
 
-    async def CheckWatching(
-        self, request: internal_lobby_pb2.ResolveRequest, context: Context
-    ) -> internal_lobby_pb2.WatchingTerms:
-        caller = (
-            await identify(request.token, self._tables, self._players) if request.token else None
-        )
+    async def _watching(self, token: str, game_id: str) -> internal_lobby_pb2.Grant:
+        caller = await identify(token, self._tables, self._players) if token else None
+        principal = _principal(caller) if caller else None
         try:
-            _version, table = await self._tables.load(request.game_id)  # the game is the table's
+            _version, table = await self._tables.load(game_id)  # the game is the table's
         except Rejected:
-            return internal_lobby_pb2.WatchingTerms()  # a game without a table (imported): public
-        if caller is not None and _sits_at_or_hosts(caller, table):
-            return internal_lobby_pb2.WatchingTerms()
-        if not table.spectating.open:
-            raise Rejected(
-                "CLOSED_TO_SPECTATORS",
-                f"table {table.table_id} is closed to spectators",
-                Kind.PERMISSION_DENIED,
-                {"table_id": table.table_id},
-            )
-        return internal_lobby_pb2.WatchingTerms(delay_actions=table.spectating.delay_actions)
+            return internal_lobby_pb2.Grant(principal=principal)  # imported: no table, public
+        return internal_lobby_pb2.Grant(
+            principal=principal, delay_actions=watching_delay(caller, table)
+        )
 
 
-def _sits_at_or_hosts(caller: Caller, table: tables.Table) -> bool:
-    if caller.player is not None:
-        player_id = caller.player.player_id
-        return table.host_player_id == player_id or table.seat_of_player(player_id) is not None
-    own_table = caller.table is not None and caller.table.table_id == table.table_id
-    return own_table and (caller.is_host or caller.seat is not None)
+TABLE_PERMISSIONS = (
+    internal_lobby_pb2.PERMISSION_HOST_TABLE,
+    internal_lobby_pb2.PERMISSION_HOLD_SEAT,
+    internal_lobby_pb2.PERMISSION_ACT_IN_GAME,
+)
+
+
+def _principal(caller: Caller) -> internal_lobby_pb2.Principal:
+    Principal = internal_lobby_pb2.Principal
+    role = Principal.ROLE_PLAYER
+    if caller.seat is not None:
+        role = Principal.ROLE_SEAT
+    elif caller.is_host:
+        role = Principal.ROLE_HOST
+    return Principal(
+        role=role,
+        table_id=caller.table.table_id if caller.table else "",
+        seat=caller.seat.number if caller.seat else 0,
+        game_id=caller.table.game_id if caller.table else "",
+        player_id=caller.player.player_id if caller.player else "",
+    )
 
 
 async def main() -> None:
@@ -437,7 +467,7 @@ async def main() -> None:
             LobbyServicer(tables_repo, players_repo, rules, tournaments, redis), server
         )
         internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(
-            CredentialServicer(tables_repo, players_repo), server
+            CredentialServicer(tables_repo, players_repo, tournaments_repo), server
         )
         return [
             lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,

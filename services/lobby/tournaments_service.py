@@ -12,6 +12,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from services.lobby import tables, tournament
+from services.lobby.access import require_registered_host, require_tournament_host
 from services.lobby.accounts import Caller, PlayerRepository
 from services.lobby.clocks import ClockSettings
 from services.lobby.credentials import credential_hash, new_credential
@@ -159,10 +160,7 @@ class Tournaments:
     async def create(
         self, caller: Caller, request: lobby_pb2.CreateTournamentRequest
     ) -> tournament.Tournament:
-        if caller.player is None or caller.player.role != "host":
-            raise Rejected(
-                "NOT_HOST", "only a registered host creates tournaments", Kind.PERMISSION_DENIED
-            )
+        host_player_id = require_registered_host(caller)
         # Refuse bad options now, not at the first round.
         clock_settings(request.table_options)
         spectating(request.table_options)
@@ -174,7 +172,7 @@ class Tournaments:
         events = tournament.create(
             tournament_id,
             request.name,
-            caller.player.player_id,
+            host_player_id,
             entrants,
             request.table_size,
             first_round=SEATING.get(request.first_round, "random"),
@@ -190,10 +188,7 @@ class Tournaments:
     ) -> tuple[int, tournament.Tournament, list[tables.Table]]:
         """Records the round's seating and creates its tables (not yet started)."""
         version, found = await self._repo.load(tournament_id)
-        if caller.player is None or caller.player.player_id != found.host_credential_hash:
-            raise Rejected(
-                "NOT_HOST", "only the tournament's host may do this", Kind.PERMISSION_DENIED
-            )
+        host_player_id = require_tournament_host(caller, found)
         found = await self._repo.append(
             tournament_id, version, tournament.start_round(found, secrets.randbits(32))
         )
@@ -213,7 +208,7 @@ class Tournaments:
                 True,  # the tournament's draw decided the seat order
                 credential_hash(new_credential(table_id)),
                 undo_allowed=False,
-                host_player_id=caller.player.player_id,
+                host_player_id=host_player_id,
                 tournament_id=tournament_id,
                 clock=clock_settings(options),
                 spectating=spectating(options),

@@ -19,12 +19,15 @@ from shikoku.sitelog.gateway_table import GatewayTable
 from shikoku.sitelog.replay import Outcome, replay
 from shikoku.supervisor import System
 from shikoku.v1 import game_pb2, game_pb2_grpc
+from shikoku_sdk.channel import keyed_channel
 
 BAR_WIDTH = 30
 CONNECT_SECONDS = 10
 
 
-def import_game(path: Path, gateway: str, in_process: bool, as_json: bool) -> int:
+def import_game(
+    path: Path, gateway: str, in_process: bool, as_json: bool, api_key: str | None = None
+) -> int:
     """Exit status: 0 when the replay ends as the site's game did, 1 when it diverges, 2 when
     it cannot start."""
     try:
@@ -34,12 +37,12 @@ def import_game(path: Path, gateway: str, in_process: bool, as_json: bool) -> in
         return 2
     if in_process:
         with System.on_free_ports(log=sys.stderr) as system:
-            return replay_through(game, system.gateway, as_json)
-    return replay_through(game, gateway, as_json)
+            return replay_through(game, system.gateway, as_json, system.api_key)
+    return replay_through(game, gateway, as_json, api_key)
 
 
-def replay_through(game: SiteGame, gateway: str, as_json: bool) -> int:
-    with grpc.insecure_channel(gateway) as channel:
+def replay_through(game: SiteGame, gateway: str, as_json: bool, api_key: str | None) -> int:
+    with keyed_channel(gateway, api_key) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
         except grpc.FutureTimeoutError:
@@ -91,9 +94,9 @@ def report(game: SiteGame, outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def export_game(game_id: str, gateway: str, out: Path | None) -> int:
+def export_game(game_id: str, gateway: str, out: Path | None, api_key: str | None = None) -> int:
     """Writes the game's 18xx.games export (JSON) to `out` or stdout."""
-    with grpc.insecure_channel(gateway) as channel:
+    with keyed_channel(gateway, api_key) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
         except grpc.FutureTimeoutError:

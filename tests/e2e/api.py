@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 
 from shikoku.eventstore import stream_key
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+from shikoku_sdk.channel import keyed_channel
 from shikoku_sdk.errors import ShikokuError
 
 
@@ -24,9 +25,10 @@ class System:
     redis_url: str
     process: subprocess.Popen[str]
     output: list[str]
+    api_key: str
 
     def channel(self) -> grpc.Channel:
-        return grpc.insecure_channel(self.gateway)
+        return keyed_channel(self.gateway, self.api_key)
 
 
 PASS = game_pb2.Command(pass_turn=game_pb2.Pass())

@@ -20,20 +20,28 @@ from tests.e2e.api import Client, System
 
 START_TIMEOUT_SECONDS = 60
 GATEWAY_LINE = re.compile(r"^gateway listening on (\S+:\d+)$")
+SHIKOKU = Path(sys.executable).parent / "shikoku"
 
 
-@pytest.fixture(scope="session")
-def system(redis_url: str) -> Iterator[System]:
-    # The tests drive bots and replays at machine speed, far beyond the per-caller default
-    # limits; tests/e2e/test_rate_limits.py starts a system of its own with small ones.
-    env = dict(
-        os.environ, REDIS_URL=redis_url, SHIKOKU_RATE_PER_SECOND="10000", SHIKOKU_RATE_BURST="10000"
+def issue_api_key(redis_url: str, name: str) -> str:
+    """A key issued the way an operator does it: `shikoku api-key create`."""
+    created = subprocess.run(
+        [str(SHIKOKU), "api-key", "create", name],
+        env=dict(os.environ, REDIS_URL=redis_url),
+        capture_output=True,
+        text=True,
+        check=True,
     )
+    return created.stdout.splitlines()[-1]
+
+
+def start_system(redis_url: str, **settings: str) -> System:
+    """`shikoku run` on free ports against `redis_url`, with extra environment `settings`."""
+    env = dict(os.environ, REDIS_URL=redis_url, **settings)
     for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES"):
         env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
-    shikoku = Path(sys.executable).parent / "shikoku"
     process = subprocess.Popen(
-        [str(shikoku), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [str(SHIKOKU), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     lines: queue.Queue[str] = queue.Queue()
     output: list[str] = []
@@ -55,11 +63,22 @@ def system(redis_url: str) -> Iterator[System]:
             pytest.fail("shikoku run did not start: " + "".join(output))
         if found := GATEWAY_LINE.match(line):
             gateway = found.group(1)
-    system = System(gateway, redis_url, process, output)
+    return System(gateway, redis_url, process, output, issue_api_key(redis_url, "e2e tests"))
+
+
+def stop_system(system: System) -> None:
+    if system.process.poll() is None:
+        system.process.send_signal(signal.SIGTERM)
+        system.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def system(redis_url: str) -> Iterator[System]:
+    # The tests drive bots and replays at machine speed, far beyond the per-caller default
+    # limits; tests/e2e/test_rate_limits.py starts a system of its own with small ones.
+    system = start_system(redis_url, SHIKOKU_RATE_PER_SECOND="10000", SHIKOKU_RATE_BURST="10000")
     yield system
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
+    stop_system(system)
 
 
 @pytest.fixture

@@ -3,14 +3,8 @@ calls a second, bursts of 5): a client that hammers it is told to wait; others a
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import cast
 
 import grpc
@@ -19,38 +13,18 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shikoku.grpc_errors import Metadata
-from shikoku.redis_server import free_port
 from shikoku.v1 import lobby_pb2
 from tests.e2e.api import Client, System, auth
-from tests.e2e.conftest import GATEWAY_LINE
+from tests.e2e.conftest import start_system, stop_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
 
 @pytest.fixture(scope="module")
 def limited(redis_url: str) -> Iterator[System]:
-    env = dict(os.environ, REDIS_URL=redis_url, SHIKOKU_RATE_PER_SECOND="2", SHIKOKU_RATE_BURST="5")
-    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES"):
-        env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
-    shikoku = Path(sys.executable).parent / "shikoku"
-    process = subprocess.Popen(
-        [str(shikoku), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    output: list[str] = []
-    gateway = ""
-    # `shikoku run` gives up (and exits, ending the output) when a service does not start.
-    for line in process.stdout:
-        output.append(line)
-        if found := GATEWAY_LINE.match(line):
-            gateway = found.group(1)
-            break
-    if not gateway:
-        pytest.fail("shikoku run did not start: " + "".join(output))
-    threading.Thread(target=lambda: output.extend(process.stdout or ()), daemon=True).start()
-    yield System(gateway, redis_url, process, output)
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=30)
+    system = start_system(redis_url, SHIKOKU_RATE_PER_SECOND="2", SHIKOKU_RATE_BURST="5")
+    yield system
+    stop_system(system)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
 @pytest.mark.parametrize("players", [3, 4, 6])
 def test_the_example_bot_plays_whole_games(system: System, players: int) -> None:
-    final = play_random_game(system.gateway, players, seed=players)
+    final = play_random_game(system.gateway, players, seed=players, api_key=system.api_key)
     document = state_document(final)
     assert not final.acting_seats
     assert document["result"]["reason"]
@@ -34,7 +34,7 @@ def test_the_example_bot_plays_whole_games(system: System, players: int) -> None
 def test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats(
     system: System,
 ) -> None:
-    with Client(system.gateway) as client:
+    with Client(system.gateway, api_key=system.api_key) as client:
         game_id, seats = seat_table(client, 3)
         player = threading.Thread(target=play, args=(game_id, seats, random.Random(1)))
         player.start()
@@ -65,7 +65,7 @@ def test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats(
 
 
 def test_acting_out_of_turn_is_a_shikoku_error_and_writes_nothing(system: System) -> None:
-    with Client(system.gateway) as client:
+    with Client(system.gateway, api_key=system.api_key) as client:
         game_id, seats = seat_table(client, 3)
         before = client.state(game_id)
         idle = next(seat for seat in seats if seat not in before.acting_seats)
@@ -135,7 +135,7 @@ def first_command(client: Client, game_id: str) -> tuple[int, game_pb2.Command]:
 
 def test_a_retried_command_is_applied_once(system: System) -> None:
     lost = FirstSubmitFails(FakeError(grpc.StatusCode.UNAVAILABLE, []), deliver=True)
-    with Client(system.gateway, interceptors=[lost]) as client:
+    with Client(system.gateway, api_key=system.api_key, interceptors=[lost]) as client:
         game_id, seats = seat_table(client, 3)
         before = client.state(game_id).version
         seat, command = first_command(client, game_id)
@@ -152,7 +152,11 @@ def test_a_rate_limited_command_waits_as_told(system: System) -> None:
     retry = error_details_pb2.RetryInfo()
     retry.retry_delay.FromMilliseconds(300)
     limited = FakeError(grpc.StatusCode.RESOURCE_EXHAUSTED, [retry])
-    with Client(system.gateway, interceptors=[FirstSubmitFails(limited, deliver=False)]) as client:
+    with Client(
+        system.gateway,
+        api_key=system.api_key,
+        interceptors=[FirstSubmitFails(limited, deliver=False)],
+    ) as client:
         game_id, seats = seat_table(client, 3)
         before = client.state(game_id).version
         seat, command = first_command(client, game_id)
@@ -163,7 +167,7 @@ def test_a_rate_limited_command_waits_as_told(system: System) -> None:
 
 
 def test_list_tables_pages_through_all_of_them(system: System) -> None:
-    with Client(system.gateway) as client:
+    with Client(system.gateway, api_key=system.api_key) as client:
         mine = {client.create_table(2).table.table_id for _ in range(5)}
         listed = [table.table_id for table in client.list_tables(page_size=2)]
     assert len(listed) == len(set(listed))

@@ -37,7 +37,17 @@ def test_a_replayed_game_exports_through_the_gateway(system: System, tmp_path: P
         assert replay(game, table).matches(game)
     out = tmp_path / "exported.json"
     done = subprocess.run(
-        [SHIKOKU, "export", table.game_id, "--gateway", system.gateway, "-o", str(out)],
+        [
+            SHIKOKU,
+            "export",
+            table.game_id,
+            "--gateway",
+            system.gateway,
+            "-o",
+            str(out),
+            "--api-key",
+            system.api_key,
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,0 +1,180 @@
+"""API keys: which client application is calling.
+
+Every public call carries the application's key in `x-api-key` metadata, besides the player's
+own credential (if any). The operator issues and revokes keys with `shikoku api-key`. A key is
+`<key id>.<secret>`; Redis keeps, per key id, the application's name and the secret's hash, so
+a leaked database does not leak usable keys. A key identifies an application, it does not stand
+for a person: a browser page's key is public.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar, cast
+
+from redis.asyncio import Redis
+
+from shikoku.rejection import Kind, Rejected
+
+API_KEY_HEADER = "x-api-key"
+KEY_PREFIX = "k-"
+SEPARATOR = "."
+INDEX = "api-keys"
+_T = TypeVar("_T")
+
+# A gateway remembers a checked key this long: a revocation reaches every gateway within it.
+REMEMBER_SECONDS = 10.0
+
+MISSING = Rejected(
+    "MISSING_API_KEY",
+    f"every call needs the client application's key in `{API_KEY_HEADER}` metadata",
+    Kind.UNAUTHENTICATED,
+)
+INVALID = Rejected("INVALID_API_KEY", "the API key is not valid", Kind.UNAUTHENTICATED)
+REVOKED = Rejected("API_KEY_REVOKED", "the API key was revoked", Kind.UNAUTHENTICATED)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    key_id: str
+    name: str
+    created_at_ms: int
+    revoked: bool
+
+
+def _record(key_id: str) -> str:
+    return f"api-key:{key_id}"
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def api_key_from(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    for key, value in metadata or ():
+        if key.lower() == API_KEY_HEADER and isinstance(value, str):
+            return value.strip()
+    return ""
+
+
+class ApiKeys:
+    def __init__(self, redis: Redis, remember_seconds: float = REMEMBER_SECONDS) -> None:
+        self._redis = redis
+        self._remember_seconds = remember_seconds
+        self._checked: dict[str, tuple[float, ApiKey]] = {}
+
+    async def issue(self, name: str) -> tuple[ApiKey, str]:
+        """A new key for the application `name`: its record, and the key itself (shown once)."""
+        if not name.strip():
+            raise Rejected("MISSING_NAME", "an API key needs the application's name")
+        key_id = f"{KEY_PREFIX}{secrets.token_hex(6)}"
+        secret = secrets.token_urlsafe(24)
+        issued = ApiKey(key_id, name.strip(), int(time.time() * 1000), revoked=False)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(
+                _record(key_id),
+                mapping={
+                    "name": issued.name,
+                    "secret_hash": _digest(secret),
+                    "created_at_ms": issued.created_at_ms,
+                    "revoked": 0,
+                },
+            )
+            pipe.sadd(INDEX, key_id)
+            await pipe.execute()
+        return issued, f"{key_id}{SEPARATOR}{secret}"
+
+    async def revoke(self, key_id: str) -> ApiKey:
+        found = await self._load(key_id)
+        if found is None:
+            raise Rejected("API_KEY_NOT_FOUND", f"no API key {key_id}", Kind.NOT_FOUND)
+        await self._redis.hset(_record(key_id), "revoked", 1)
+        return ApiKey(found.key_id, found.name, found.created_at_ms, revoked=True)
+
+    async def all(self) -> list[ApiKey]:
+        members = cast(set[bytes], await self._redis.smembers(INDEX))
+        ids = sorted(member.decode() for member in members)
+        return [key for key_id in ids if (key := await self._load(key_id)) is not None]
+
+    async def check(self, api_key: str) -> ApiKey:
+        """The application `api_key` belongs to; refuses a missing, unknown or revoked key."""
+        if not api_key:
+            raise MISSING
+        remembered = self._checked.get(api_key)
+        if remembered is not None and remembered[0] > time.monotonic():
+            return remembered[1]
+        key_id, separator, secret = api_key.partition(SEPARATOR)
+        if not separator or not key_id.startswith(KEY_PREFIX):
+            raise INVALID
+        fields = cast(dict[bytes, bytes], await self._redis.hgetall(_record(key_id)))
+        stored_hash = fields.get(b"secret_hash", b"").decode()
+        if not stored_hash or not secrets.compare_digest(stored_hash, _digest(secret)):
+            raise INVALID
+        found = _parse(key_id, fields)
+        if found.revoked:
+            raise REVOKED
+        if len(self._checked) > 10_000:
+            self._checked.clear()
+        self._checked[api_key] = (time.monotonic() + self._remember_seconds, found)
+        return found
+
+    async def _load(self, key_id: str) -> ApiKey | None:
+        fields = cast(dict[bytes, bytes], await self._redis.hgetall(_record(key_id)))
+        return _parse(key_id, fields) if fields else None
+
+
+def _parse(key_id: str, fields: dict[bytes, bytes]) -> ApiKey:
+    return ApiKey(
+        key_id=key_id,
+        name=fields[b"name"].decode(),
+        created_at_ms=int(fields[b"created_at_ms"]),
+        revoked=fields.get(b"revoked") == b"1",
+    )
+
+
+async def _with_keys(redis_url: str, job: Callable[[ApiKeys], Awaitable[_T]]) -> _T:
+    redis = Redis.from_url(redis_url)
+    try:
+        return await job(ApiKeys(redis))
+    finally:
+        await redis.aclose()
+
+
+def issue_api_key(redis_url: str, name: str) -> str:
+    """A new key for the application `name`, for programs that are not themselves async."""
+
+    async def issue(keys: ApiKeys) -> str:
+        return (await keys.issue(name))[1]
+
+    return asyncio.run(_with_keys(redis_url, issue))
+
+
+def api_key_command(redis_url: str, action: str, argument: str) -> int:
+    """`shikoku api-key create NAME | list | revoke KEY_ID`."""
+
+    async def create(keys: ApiKeys) -> None:
+        issued, key = await keys.issue(argument)
+        print(f"{issued.key_id}\t{issued.name}")
+        print(key)
+
+    async def list_all(keys: ApiKeys) -> None:
+        for found in await keys.all():
+            print(f"{found.key_id}\t{found.name}\t{'revoked' if found.revoked else 'active'}")
+
+    async def revoke(keys: ApiKeys) -> None:
+        revoked = await keys.revoke(argument)
+        print(f"{revoked.key_id}\t{revoked.name}\trevoked")
+
+    jobs = {"create": create, "list": list_all, "revoke": revoke}
+    try:
+        asyncio.run(_with_keys(redis_url, jobs[action]))
+    except Rejected as rejection:
+        print(f"shikoku api-key: {rejection.message}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,153 @@
+"""Who may call what, checked in one place for every public method.
+
+Each call must carry a valid API key (the client application); then the method's rule says
+what the caller's own credential (`authorization: Bearer <token>`) must prove about the table,
+game or tournament the request names. The lobby, which holds the credentials, answers that
+with the same permission rules its own handlers apply. What the check grants (the caller's seat,
+how far behind a spectator watches) is handed to the method through `current_grant()`.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from gateway.api_keys import ApiKeys, api_key_from
+from shikoku.grpc_errors import from_rpc_error
+from shikoku.grpc_types import Context
+from shikoku.interceptors import Admission
+from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
+from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
+from shikoku.metadata import optional_bearer_token
+from shikoku.rejection import Kind, Rejected
+from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2
+
+AUTHORIZE_SECONDS = 5.0
+
+Permission = internal_lobby_pb2.Permission
+SIGNED_IN = internal_lobby_pb2.PERMISSION_SIGNED_IN
+REGISTERED_HOST = internal_lobby_pb2.PERMISSION_REGISTERED_HOST
+HOST_TABLE = internal_lobby_pb2.PERMISSION_HOST_TABLE
+HOLD_SEAT = internal_lobby_pb2.PERMISSION_HOLD_SEAT
+ACT_IN_GAME = internal_lobby_pb2.PERMISSION_ACT_IN_GAME
+WATCH_GAME = internal_lobby_pb2.PERMISSION_WATCH_GAME
+HOST_TOURNAMENT = internal_lobby_pb2.PERMISSION_HOST_TOURNAMENT
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What a method's caller must prove. `permission` None: only the API key (the method
+    may still use a credential the caller offers, e.g. a registered player joining a table).
+    `resource` names the request field holding the table, game or tournament id; `optional`
+    lets the method run without one, and then without the permission."""
+
+    permission: Permission.ValueType | None = None
+    resource: str = ""
+    optional: bool = False
+
+
+ANYONE = Rule()
+
+RULES: dict[str, Rule] = {
+    "/shikoku.v1.LobbyService/RegisterPlayer": ANYONE,
+    "/shikoku.v1.LobbyService/RevokeCredential": Rule(SIGNED_IN),
+    "/shikoku.v1.LobbyService/ReplaceSeat": Rule(HOST_TABLE, "table_id"),
+    "/shikoku.v1.LobbyService/CreateTournament": Rule(REGISTERED_HOST),
+    "/shikoku.v1.LobbyService/StartRound": Rule(HOST_TOURNAMENT, "tournament_id"),
+    "/shikoku.v1.LobbyService/GetTournament": ANYONE,
+    "/shikoku.v1.LobbyService/ExportStandings": ANYONE,
+    "/shikoku.v1.LobbyService/CreateTable": ANYONE,
+    "/shikoku.v1.LobbyService/GetTable": ANYONE,
+    "/shikoku.v1.LobbyService/ListTables": ANYONE,
+    "/shikoku.v1.LobbyService/JoinTable": ANYONE,
+    "/shikoku.v1.LobbyService/LeaveTable": Rule(HOLD_SEAT, "table_id"),
+    "/shikoku.v1.LobbyService/SetReady": Rule(HOLD_SEAT, "table_id"),
+    "/shikoku.v1.LobbyService/AbandonTable": Rule(HOST_TABLE, "table_id"),
+    "/shikoku.v1.LobbyService/StartTable": Rule(HOST_TABLE, "table_id"),
+    "/shikoku.v1.LobbyService/EndGame": Rule(HOST_TABLE, "table_id"),
+    "/shikoku.v1.GameService/SubmitCommand": Rule(ACT_IN_GAME, "game_id"),
+    "/shikoku.v1.GameService/GetState": Rule(WATCH_GAME, "game_id"),
+    "/shikoku.v1.GameService/ListLegalActions": Rule(WATCH_GAME, "game_id"),
+    "/shikoku.v1.GameService/StreamEvents": Rule(WATCH_GAME, "game_id"),
+    "/shikoku.v1.GameService/WatchGame": Rule(WATCH_GAME, "game_id"),
+    # Routes of a game show its present board; routes of a position sent whole show nothing.
+    "/shikoku.v1.RoutesService/Optimize": Rule(WATCH_GAME, "game_id", optional=True),
+}
+
+PUBLIC_SERVICES = (
+    lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"],
+    game_pb2.DESCRIPTOR.services_by_name["GameService"],
+    routes_pb2.DESCRIPTOR.services_by_name["RoutesService"],
+)
+
+NO_RULE = Rejected(
+    "NO_ACCESS_RULE", "this method has no access rule, so no one may call it", Kind.UNIMPLEMENTED
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What the caller proved: the seat it acts for (ACT_IN_GAME), how many actions behind it
+    watches (WATCH_GAME; 0 sees the game as it stands)."""
+
+    seat: int = 0
+    delay_actions: int = 0
+
+
+NOTHING_GRANTED = Grant()
+_current: ContextVar[Grant] = ContextVar("grant")
+
+
+def current_grant() -> Grant:
+    """What this call's caller was granted (each call runs in its own task and context)."""
+    return _current.get(NOTHING_GRANTED)
+
+
+class Authorization(Admission):
+    def __init__(
+        self, api_keys: ApiKeys, credentials: internal_lobby_pb2_grpc.CredentialServiceAsyncStub
+    ) -> None:
+        self._api_keys = api_keys
+        self._credentials = credentials
+
+    async def admit(self, method: str, request: Any, context: Context) -> None:
+        metadata = context.invocation_metadata()
+        await self._api_keys.check(api_key_from(metadata))
+        rule = RULES.get(method)
+        if rule is None:
+            raise NO_RULE
+        resource = getattr(request, rule.resource) if rule.resource else ""
+        if rule.permission is None or (rule.optional and not resource):
+            return
+        if rule.resource and not resource:
+            raise Rejected(
+                f"MISSING_{rule.resource.upper()}",
+                f"{rule.resource} is required",
+                Kind.INVALID_ARGUMENT,
+                {"field": rule.resource},
+            )
+        grant = await self._authorize(optional_bearer_token(metadata), rule.permission, resource)
+        _current.set(
+            Grant(
+                seat=grant.principal.seat if rule.permission == ACT_IN_GAME else 0,
+                delay_actions=grant.delay_actions,
+            )
+        )
+
+    async def _authorize(
+        self, token: str, permission: Permission.ValueType, resource: str
+    ) -> internal_lobby_pb2.Grant:
+        request = internal_lobby_pb2.AuthorizeRequest(
+            token=token, permission=permission, resource_id=resource
+        )
+        try:
+            return await self._credentials.Authorize(request, timeout=AUTHORIZE_SECONDS)
+        except grpc.aio.AioRpcError as error:
+            raise from_rpc_error(error) or Rejected(
+                "LOBBY_UNAVAILABLE",
+                f"credentials cannot be checked now: {error.details()}",
+                Kind.UNAVAILABLE,
+            ) from error
