@@ -18,6 +18,7 @@ from services.rules.domain.decide import legal_actions
 from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
+from services.rules.paging import page_of
 from services.rules.repository import GameRepository
 from services.rules.snapshots import SnapshotStore
 from shikoku.config import Addresses, redis_client
@@ -191,9 +192,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         except Rejected as rejection:
             await abort(context, rejection)
             raise
+        actions, next_page_token = page_of(
+            legal_actions(loaded.state), loaded.version, request.page_size, request.page_token
+        )
         return game_pb2.ListLegalActionsResponse(
             version=loaded.version,
-            actions=[codec.legal_action_to_proto(a) for a in legal_actions(loaded.state)],
+            actions=[codec.legal_action_to_proto(a) for a in actions],
+            next_page_token=next_page_token,
         )
 
 

@@ -412,3 +412,44 @@ def test_random_players_finish_a_game_through_the_gateway(system: System) -> Non
     finally:
         client.channel.close()
         client.redis.close()
+
+
+def test_legal_actions_come_in_pages_of_one_version(client: Client) -> None:
+    game_id, tokens, _host = started_table(client)
+    seat_of = auth(tokens[0])
+    whole = client.game.ListLegalActions(
+        game_pb2.ListLegalActionsRequest(game_id=game_id), metadata=seat_of
+    )
+    assert len(whole.actions) > 2 and not whole.next_page_token
+    paged: list[game_pb2.LegalAction] = []
+    token = ""
+    while True:
+        page = client.game.ListLegalActions(
+            game_pb2.ListLegalActionsRequest(game_id=game_id, page_size=2, page_token=token),
+            metadata=seat_of,
+        )
+        assert len(page.actions) <= 2 and page.version == whole.version
+        paged += page.actions
+        token = page.next_page_token
+        if not token:
+            break
+    assert paged == list(whole.actions)
+
+    first = client.game.ListLegalActions(
+        game_pb2.ListLegalActionsRequest(game_id=game_id, page_size=1), metadata=seat_of
+    )
+    acting = whole.actions[0].seat
+    client.game.SubmitCommand(
+        game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS),
+        metadata=auth(tokens[acting - 1]),
+    )
+    expect_error(
+        lambda: client.game.ListLegalActions(
+            game_pb2.ListLegalActionsRequest(
+                game_id=game_id, page_size=1, page_token=first.next_page_token
+            ),
+            metadata=seat_of,
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "STALE_PAGE_TOKEN",
+    )
