@@ -50,17 +50,33 @@ async def abort(context: Context, rejection: Rejected) -> None:
 
 
 def from_rpc_error(error: grpc.aio.AioRpcError | grpc.RpcError) -> Rejected | None:
-    """The Rejected carried by an upstream error, so the gateway can pass it on intact."""
+    """The Rejected carried by an upstream error (its ErrorInfo, and its RetryInfo's delay), so
+    that a service can pass it on intact."""
+    status = _status_of(error)
+    if status is None:
+        return None
+    info, retry = error_details_pb2.ErrorInfo(), error_details_pb2.RetryInfo()
+    found_info = found_retry = False
+    for detail in status.details:
+        if not found_info and detail.Unpack(info):
+            found_info = True
+        elif not found_retry and detail.Unpack(retry):
+            found_retry = True
+    if not found_info:
+        return None
+    name = error.code().name
+    kind = Kind(name) if name in Kind.__members__ else Kind.FAILED_PRECONDITION
+    return Rejected(
+        info.reason,
+        status.message,
+        kind,
+        dict(info.metadata),
+        retry.retry_delay.ToTimedelta() if found_retry else None,
+    )
+
+
+def _status_of(error: grpc.aio.AioRpcError | grpc.RpcError) -> status_pb2.Status | None:
     for key, value in cast(Metadata, error.trailing_metadata() or ()):
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    kind = (
-                        Kind(error.code().name)
-                        if error.code().name in Kind.__members__
-                        else (Kind.FAILED_PRECONDITION)
-                    )
-                    return Rejected(info.reason, status.message, kind, dict(info.metadata))
+            return status_pb2.Status.FromString(value)
     return None
