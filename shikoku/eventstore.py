@@ -19,17 +19,18 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 # KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
-# ARGV: expected version, command id ('' for none), seconds to keep command ids, then one
-# (type, schema version, payload, cause) quadruple per event; an empty cause is not stored.
-# Returns {1, new version} when appended; {0, actual version} on a version conflict (nothing
-# written); {2, first, last} when the command id was applied before (nothing written).
+# ARGV: expected version, command id ('' for none), seconds to keep command ids, the command's
+# fingerprint, then one (type, schema version, payload, cause) quadruple per event; an empty
+# cause is not stored. Returns {1, new version} when appended; {0, actual version} on a version
+# conflict (nothing written); {2, first, last, fingerprint} when the command id was applied
+# before (nothing written).
 _APPEND = """
 local command = ARGV[2]
 if command ~= '' then
   local done = redis.call('HGET', KEYS[2], command)
   if done then
-    local first, last = string.match(done, '^(%d+):(%d+)$')
-    return {2, tonumber(first), tonumber(last)}
+    local first, last, fingerprint = string.match(done, '^(%d+):(%d+):?(.*)$')
+    return {2, tonumber(first), tonumber(last), fingerprint}
   end
 end
 local expected = tonumber(ARGV[1])
@@ -42,7 +43,7 @@ if current ~= expected then
   return {0, current}
 end
 local version = current
-for i = 4, #ARGV, 4 do
+for i = 5, #ARGV, 4 do
   version = version + 1
   if ARGV[i + 3] == '' then
     redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2])
@@ -52,7 +53,7 @@ for i = 4, #ARGV, 4 do
   end
 end
 if command ~= '' then
-  redis.call('HSET', KEYS[2], command, (current + 1) .. ':' .. version)
+  redis.call('HSET', KEYS[2], command, (current + 1) .. ':' .. version .. ':' .. ARGV[4])
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
 end
 return {1, version}
@@ -80,11 +81,13 @@ class VersionConflict(Exception):
 @dataclass(frozen=True, slots=True)
 class Appended:
     """Versions `first` to `last` hold the batch; `duplicate`: the command id had been applied
-    before and these are the versions it wrote then (nothing was written now)."""
+    before and these are the versions it wrote then (nothing was written now), for the command
+    whose fingerprint was `fingerprint`."""
 
     first: int
     last: int
     duplicate: bool = False
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +158,12 @@ class EventStore:
         events: Sequence[NewEvent],
         cause: Mapping[str, Any] | None = None,
         command_id: str = "",
+        fingerprint: str = "",
     ) -> Appended:
         """As `append`, and a `command_id` already applied is not applied again: the versions
-        it wrote then come back, marked duplicate (checked before the expected version)."""
-        args: list[Any] = [expected_version, command_id, COMMAND_ID_SECONDS]
+        it wrote then come back, marked duplicate (checked before the expected version), with
+        the `fingerprint` (of the command, say) stored alongside the command id then."""
+        args: list[Any] = [expected_version, command_id, COMMAND_ID_SECONDS, fingerprint]
         for index, event in enumerate(events):
             stored_cause = msgpack.packb(dict(cause)) if cause is not None and index == 0 else b""
             args += [
@@ -169,13 +174,13 @@ class EventStore:
             ]
         key = self.key(aggregate_id)
         reply = await self._append(keys=[key, self.commands_key(aggregate_id)], args=args)
-        match [int(value) for value in reply]:
+        match reply:
             case [1, version]:
-                return Appended(version - len(events) + 1, version)
-            case [2, first, last]:
-                return Appended(first, last, duplicate=True)
+                return Appended(int(version) - len(events) + 1, int(version))
+            case [2, first, last, stored]:
+                return Appended(int(first), int(last), duplicate=True, fingerprint=stored.decode())
             case [_, actual]:
-                raise VersionConflict(key, expected_version, actual)
+                raise VersionConflict(key, expected_version, int(actual))
         raise RuntimeError(f"unexpected reply from the append script: {reply!r}")
 
     async def applied(self, aggregate_id: str, command_id: str) -> Appended | None:
@@ -185,8 +190,8 @@ class EventStore:
         )
         if done is None:
             return None
-        first, last = (int(part) for part in done.split(b":"))
-        return Appended(first, last, duplicate=True)
+        first, last, *fingerprint = done.decode().split(":", 2)  # no fingerprint: stored earlier
+        return Appended(int(first), int(last), duplicate=True, fingerprint="".join(fingerprint))
 
     async def version(self, aggregate_id: str) -> int:
         last = cast(Entries, await self._redis.xrevrange(self.key(aggregate_id), count=1))

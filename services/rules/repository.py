@@ -8,9 +8,12 @@ decision was made on; if another process got there first, the command is decided
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+
+import msgpack
 
 from services.rules.domain import undo
 from services.rules.domain.commands import Command, Undo, command_to_plain
@@ -20,7 +23,7 @@ from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
 from services.rules.domain.undo import Logged
 from services.rules.snapshots import SnapshotStore
-from shikoku.eventstore import EventStore, NewEvent, StoredEvent, VersionConflict
+from shikoku.eventstore import Appended, EventStore, NewEvent, StoredEvent, VersionConflict
 from shikoku.rejection import Kind, Rejected
 
 MAX_ATTEMPTS = 5
@@ -43,6 +46,12 @@ class Loaded:
 
 def to_new_event(event: Event) -> NewEvent:
     return NewEvent(type=event.TYPE, schema_version=event.SCHEMA, payload=event.payload())
+
+
+def command_fingerprint(command: Command) -> str:
+    """Tells commands apart: a command id sent again with another command is a client's bug."""
+    packed = msgpack.packb(command_to_plain(command))
+    return hashlib.sha256(packed).hexdigest()[:16]
 
 
 def to_domain(stored: StoredEvent) -> Event:
@@ -113,6 +122,19 @@ class GameRepository:
             return Loaded(0, GameState())
         return Loaded(snapshot.version, snapshot.state)
 
+    async def _replayed(
+        self, game_id: str, command_id: str, fingerprint: str, done: Appended
+    ) -> list[StoredEvent]:
+        """The events a command id wrote before, if it was sent with this same command."""
+        if done.fingerprint and done.fingerprint != fingerprint:
+            raise Rejected(
+                "COMMAND_ID_REUSED",
+                f"command_id {command_id!r} was already used for a different command",
+                Kind.INVALID_ARGUMENT,
+                {"field": "command_id", "first_version": done.first},
+            )
+        return await self._store.read(game_id, done.first, done.last)
+
     async def execute(
         self,
         game_id: str,
@@ -124,8 +146,9 @@ class GameRepository:
         `prepare` may complete the command from the state first (e.g. compute route revenue).
         A `command_id` already applied is answered with the events it caused then, and
         nothing is decided or written again."""
+        fingerprint = command_fingerprint(command) if command_id else ""
         if command_id and (done := await self._store.applied(game_id, command_id)):
-            return await self._store.read(game_id, done.first, done.last)
+            return await self._replayed(game_id, command_id, fingerprint, done)
         for _attempt in range(MAX_ATTEMPTS):
             try:
                 loaded = await self.load(game_id)
@@ -140,12 +163,17 @@ class GameRepository:
             cause = {**command_to_plain(ready), "at_ms": int(time.time() * 1000)}
             try:
                 appended = await self._store.append_once(
-                    game_id, loaded.version, [to_new_event(e) for e in events], cause, command_id
+                    game_id,
+                    loaded.version,
+                    [to_new_event(e) for e in events],
+                    cause,
+                    command_id,
+                    fingerprint,
                 )
             except VersionConflict:
                 continue
             if appended.duplicate:  # the same command id won a race just now
-                return await self._store.read(game_id, appended.first, appended.last)
+                return await self._replayed(game_id, command_id, fingerprint, appended)
             first, version = appended.first, appended.last
             if isinstance(ready, Undo):
                 self._latest.pop(game_id, None)  # rebuilt from the log on the next load

@@ -14,6 +14,7 @@ from services.rules.domain.commands import CreateGame, PlaceBid
 from services.rules.domain.evolve import fold
 from services.rules.repository import GameRepository, to_domain
 from shikoku.eventstore import EventStore
+from shikoku.rejection import Rejected
 from tests.reliability.writer import write
 
 pytestmark = pytest.mark.reliability
@@ -63,3 +64,21 @@ async def test_one_command_id_sent_fifty_times_at_once_is_applied_once(
     assert await store.version("g-retried") == before + 1  # exactly one batch
     assert all([e.version for e in answer] == [before + 1] for answer in answers)
     assert all(answer[0].type == "BidPlaced" for answer in answers)
+
+
+async def test_a_command_id_sent_again_with_another_command_is_refused(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    store = EventStore(redis_client, "game")
+    games = GameRepository(store)
+    await new_game(games, "g-reused")
+    (seat,) = (await games.load("g-reused")).state.acting_seats
+    first = await games.execute("g-reused", PlaceBid(seat, "MF", 35), None, "cmd-7")
+    again = await games.execute("g-reused", PlaceBid(seat, "MF", 35), None, "cmd-7")
+    assert [e.version for e in again] == [e.version for e in first]
+    version = await store.version("g-reused")
+    with pytest.raises(Rejected) as refused:
+        await games.execute("g-reused", PlaceBid(seat, "MF", 40), None, "cmd-7")
+    assert refused.value.reason == "COMMAND_ID_REUSED"
+    assert refused.value.details["first_version"] == str(first[0].version)
+    assert await store.version("g-reused") == version  # nothing written
