@@ -59,9 +59,10 @@ class Client:
     seat or host token) when one is given, as the client application whose key is `api_key`
     (default: $SHIKOKU_API_KEY). Use it as a context manager, or call `close()`.
 
-    Reads and `act` are retried on UNAVAILABLE, DEADLINE_EXCEEDED and ABORTED (and after the delay a
-    RESOURCE_EXHAUSTED asks for); other calls are not, since they are not idempotent. Every
-    refusal is raised as `ShikokuError`.
+    Reads, `act`, `register_player`, `create_table` and `join_table` are retried on UNAVAILABLE,
+    DEADLINE_EXCEEDED and ABORTED (and after the delay a RESOURCE_EXHAUSTED asks for); the
+    writes among them carry one command or request id across their retries, so the server acts
+    once. Other calls are not retried. Every refusal is raised as `ShikokuError`.
     """
 
     def __init__(
@@ -141,8 +142,10 @@ class Client:
     def register_player(
         self, display_name: str, role: lobby_pb2.Role.ValueType = lobby_pb2.ROLE_PLAYER
     ) -> lobby_pb2.RegisterPlayerResponse:
-        request = lobby_pb2.RegisterPlayerRequest(display_name=display_name, role=role)
-        return self._call(self.lobby.RegisterPlayer, request)
+        request = lobby_pb2.RegisterPlayerRequest(
+            display_name=display_name, role=role, request_id=_new_id()
+        )
+        return self._call(self.lobby.RegisterPlayer, request, retry=True)
 
     def create_table(
         self,
@@ -151,15 +154,17 @@ class Client:
         display_name: str = "",
     ) -> lobby_pb2.CreateTableResponse:
         request = lobby_pb2.CreateTableRequest(
-            seat_count=seat_count, options=options, display_name=display_name
+            seat_count=seat_count, options=options, display_name=display_name, request_id=_new_id()
         )
-        return self._call(self.lobby.CreateTable, request)
+        return self._call(self.lobby.CreateTable, request, retry=True)
 
     def join_table(
         self, table_id: str, player_name: str, seat: int = 0
     ) -> lobby_pb2.JoinTableResponse:
-        request = lobby_pb2.JoinTableRequest(table_id=table_id, player_name=player_name, seat=seat)
-        return self._call(self.lobby.JoinTable, request)
+        request = lobby_pb2.JoinTableRequest(
+            table_id=table_id, player_name=player_name, seat=seat, request_id=_new_id()
+        )
+        return self._call(self.lobby.JoinTable, request, retry=True)
 
     def set_ready(self, table_id: str, ready: bool = True) -> lobby_pb2.Table:
         return self._call(
@@ -208,7 +213,7 @@ class Client:
         """Submits `command` for the seat of this client's credential. Retries carry the same
         command id (a new UUID unless given), so the server applies the command at most once."""
         request = game_pb2.SubmitCommandRequest(
-            game_id=game_id, command=command, command_id=command_id or str(uuid.uuid4())
+            game_id=game_id, command=command, command_id=command_id or _new_id()
         )
         return self._call(self.games.SubmitCommand, request, retry=True)
 
@@ -367,3 +372,8 @@ def _backoff(attempt: int, error: ShikokuError) -> float:
     if error.retry_delay is not None:
         return error.retry_delay
     return float(min(0.1 * 2 ** (attempt - 1), 5.0))
+
+
+def _new_id() -> str:
+    """A fresh request or command id: retries of one call reuse it, so it takes effect once."""
+    return str(uuid.uuid4())

@@ -29,6 +29,7 @@ from services.lobby.accounts import Caller, PlayerRepository, identify
 from services.lobby.credentials import credential_hash, new_credential
 from services.lobby.keepers import ClockKeeper, ResultKeeper, keep_running, watch_clock
 from services.lobby.repository import TableRepository
+from services.lobby.request_ids import RequestIds, with_request_id
 from services.lobby.tournaments_service import (
     TournamentRepository,
     Tournaments,
@@ -75,6 +76,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self._rules = rules
         self._tournaments = tournaments
         self._redis = redis
+        self.request_ids = RequestIds(redis)
 
     async def _caller(self, context: Context, table_id: str = "") -> Caller:
         credential = bearer_token(context.invocation_metadata())
@@ -82,6 +84,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
 
     # ---- players ---------------------------------------------------------------------------
 
+    @with_request_id(lobby_pb2.RegisterPlayerResponse)
     async def RegisterPlayer(
         self, request: lobby_pb2.RegisterPlayerRequest, context: Context
     ) -> lobby_pb2.RegisterPlayerResponse:
@@ -107,6 +110,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
 
     # ---- tables ----------------------------------------------------------------------------
 
+    @with_request_id(lobby_pb2.CreateTableResponse)
     async def CreateTable(
         self, request: lobby_pb2.CreateTableRequest, context: Context
     ) -> lobby_pb2.CreateTableResponse:
@@ -190,6 +194,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         _version, found = await self._tournaments.load(tournament_id)
         return [table_id for round_ in found.rounds for table_id in round_.table_ids]
 
+    @with_request_id(lobby_pb2.JoinTableResponse)
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:
@@ -252,6 +257,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         table = await self._tables.append(request.table_id, caller.table_version, events)
         return table_to_proto(table, await self._tables.summary(table))
 
+    @with_request_id(lobby_pb2.JoinTableResponse)
     async def ReplaceSeat(
         self, request: lobby_pb2.ReplaceSeatRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:
@@ -319,12 +325,14 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
 
     # ---- tournaments -----------------------------------------------------------------------
 
+    @with_request_id(lobby_pb2.Tournament)
     async def CreateTournament(
         self, request: lobby_pb2.CreateTournamentRequest, context: Context
     ) -> lobby_pb2.Tournament:
         created = await self._tournaments.create(await self._caller(context), request)
         return tournament_to_proto(created)
 
+    @with_request_id(lobby_pb2.Tournament)
     async def StartRound(
         self, request: lobby_pb2.StartRoundRequest, context: Context
     ) -> lobby_pb2.Tournament:
