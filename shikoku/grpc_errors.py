@@ -1,4 +1,5 @@
-"""Rejections as gRPC statuses with google.rpc.ErrorInfo (and RetryInfo) details, and back."""
+"""Rejections as gRPC statuses with google.rpc details, and back: an ErrorInfo always, a
+BadRequest naming the field for malformed input, a RetryInfo when the caller should wait."""
 
 from __future__ import annotations
 
@@ -25,6 +26,13 @@ def to_status(rejection: Rejected) -> grpc.Status:
         reason=rejection.reason, domain=DOMAIN, metadata=rejection.details
     )
     details = [_packed(info)]
+    if rejection.kind == Kind.INVALID_ARGUMENT:
+        violation = error_details_pb2.BadRequest.FieldViolation(
+            field=rejection.details.get("field", ""),
+            description=rejection.message,
+            reason=rejection.reason,
+        )
+        details.append(_packed(error_details_pb2.BadRequest(field_violations=[violation])))
     if rejection.retry_after is not None:
         retry = error_details_pb2.RetryInfo()
         retry.retry_delay.FromTimedelta(rejection.retry_after)

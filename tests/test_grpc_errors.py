@@ -3,10 +3,13 @@ retry delay, which a service passing an upstream refusal on must not lose."""
 
 from __future__ import annotations
 
+import ast
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
 
 from shikoku.grpc_errors import from_rpc_error, to_status
 from shikoku.rejection import Kind, Rejected
@@ -58,3 +61,49 @@ def test_no_retry_delay_when_none_was_sent() -> None:
 
 def test_an_error_without_details_is_not_a_rejection() -> None:
     assert from_rpc_error(ReceivedError(grpc.StatusCode.INTERNAL, ())) is None
+
+
+def details_of(rejection: Rejected) -> list[Any]:
+    status = to_status(rejection)
+    packed = status_pb2.Status.FromString(dict(status.trailing_metadata)["grpc-status-details-bin"])
+    return list(packed.details)
+
+
+def test_malformed_input_names_its_field_in_a_bad_request() -> None:
+    rejection = Rejected("MISSING_HEX", "no hex", Kind.INVALID_ARGUMENT, {"field": "hex"})
+    bad_request = error_details_pb2.BadRequest()
+    assert details_of(rejection)[1].Unpack(bad_request)
+    (violation,) = bad_request.field_violations
+    assert (violation.field, violation.reason, violation.description) == (
+        "hex",
+        "MISSING_HEX",
+        "no hex",
+    )
+    # A well-formed command refused by the rules is no bad request.
+    assert len(details_of(Rejected("NOT_YOUR_TURN", "wait"))) == 1
+
+
+def test_every_malformed_input_refusal_in_the_code_names_its_field() -> None:
+    """Each Rejected(..., Kind.INVALID_ARGUMENT, ...) written in the services carries a
+    "field" entry, so its BadRequest says which field to fix."""
+    root = Path(__file__).resolve().parents[1]
+    unnamed = []
+    for package in ("services", "gateway", "shikoku"):
+        for path in (root / package).rglob("*.py"):
+            if {"v1", "internal"} & set(path.parts):
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Rejected"):
+                    continue
+                arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+                malformed = any(
+                    isinstance(a, ast.Attribute) and a.attr == "INVALID_ARGUMENT" for a in arguments
+                )
+                named = any(
+                    isinstance(a, ast.Dict)
+                    and any(isinstance(k, ast.Constant) and k.value == "field" for k in a.keys)
+                    for a in arguments
+                )
+                if malformed and not named:
+                    unnamed.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert unnamed == []

@@ -322,7 +322,7 @@ def _unknown_players(player_ids: Sequence[str]) -> Rejected:
         "PLAYER_UNKNOWN",
         f"not players of this tournament: {', '.join(player_ids)}",
         Kind.INVALID_ARGUMENT,
-        {"player_ids": ",".join(player_ids)},
+        {"field": "player_ids", "player_ids": ",".join(player_ids)},
     )
 
 
@@ -523,7 +523,7 @@ def _check_net_worths(
             "PLAYER_NOT_AT_TABLE",
             f"not seated at this table: {', '.join(elsewhere)}",
             Kind.INVALID_ARGUMENT,
-            {"player_ids": ",".join(elsewhere)},
+            {"field": "net_worths", "player_ids": ",".join(elsewhere)},
         )
     missing = [p for p in seated if p not in net_worths]
     if missing:
@@ -531,7 +531,7 @@ def _check_net_worths(
             "MISSING_NET_WORTH",
             f"no net worth for: {', '.join(missing)}",
             Kind.INVALID_ARGUMENT,
-            {"player_ids": ",".join(missing)},
+            {"field": "net_worths", "player_ids": ",".join(missing)},
         )
 
 

@@ -126,7 +126,12 @@ def trusted(command: RunRoutes) -> RunRoutes:
     """Old site logs: each run's stored revenue, unchecked (docs/rules-notes.md)."""
     runs = tuple(TrainRun(r.train, r.hexes, r.revenue) for r in command.routes)
     if any(r.revenue < 0 for r in runs):
-        raise Rejected("INVALID_REVENUE", "a revenue is never negative", Kind.INVALID_ARGUMENT)
+        raise Rejected(
+            "INVALID_REVENUE",
+            "a revenue is never negative",
+            Kind.INVALID_ARGUMENT,
+            {"field": "routes.revenue"},
+        )
     return dataclasses.replace(command, priced=runs)
 
 

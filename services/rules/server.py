@@ -100,7 +100,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                     "UNKNOWN_CORPORATION",
                     f"there is no corporation {request.corporation!r}",
                     Kind.INVALID_ARGUMENT,
-                    {"corporation": request.corporation},
+                    {"field": "corporation", "corporation": request.corporation},
                 ) from None
             graph = route_pricing.corporation_graph(loaded.state, request.corporation)
         except Rejected as rejection:
@@ -172,7 +172,12 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     ) -> game_pb2.GameState:
         try:
             if request.version < 0:
-                raise Rejected("INVALID_VERSION", "version must be >= 0", Kind.INVALID_ARGUMENT)
+                raise Rejected(
+                    "INVALID_VERSION",
+                    "version must be >= 0",
+                    Kind.INVALID_ARGUMENT,
+                    {"field": "version"},
+                )
             loaded = await self._games.load(request.game_id, request.version or None)
         except Rejected as rejection:
             await abort(context, rejection)

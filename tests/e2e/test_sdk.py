@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from examples.random_bot import play, play_random_game, seat_table
 from shikoku.random_player import command_for
-from shikoku_sdk import PASS, Client, ShikokuError, Update, game_pb2, state_document
+from shikoku_sdk import PASS, Client, ShikokuError, Update, game_pb2, lobby_pb2, state_document
 from tests.e2e.api import System
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
@@ -103,25 +104,29 @@ class FakeError(grpc.RpcError):
         return self._trailing
 
 
-class FirstSubmitFails(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
-    """Fails the first SubmitCommand with `error`: after sending it (its answer is lost) when
-    `deliver`, else without sending it. Records the command ids sent."""
+class FirstCallFails(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
+    """Fails the first call of `method` with `error`: after sending it (its answer is lost)
+    when `deliver`, else without sending it. Records the ids (`id_field`) sent."""
 
-    def __init__(self, error: FakeError, deliver: bool) -> None:
+    def __init__(
+        self, error: FakeError, deliver: bool, method: str = "SubmitCommand", id_field: str = ""
+    ) -> None:
         self.error = error
         self.deliver = deliver
+        self.method = f"/{method}"
+        self.id_field = id_field or "command_id"
         self.sent: list[str] = []
 
     def intercept_unary_unary(
         self, continuation: Callable[..., Any], details: Any, request: Any
     ) -> Any:
-        submit = details.method.endswith("/SubmitCommand")
+        submit = details.method.endswith(self.method)
         if submit and not self.sent and not self.deliver:
             self.sent.append("")
             raise self.error
         outcome = continuation(details, request)
         if submit:
-            self.sent.append(request.command_id)
+            self.sent.append(getattr(request, self.id_field))
             if len(self.sent) == 1:
                 outcome.result()  # stored by the server; the client never hears so
                 raise self.error
@@ -134,7 +139,7 @@ def first_command(client: Client, game_id: str) -> tuple[int, game_pb2.Command]:
 
 
 def test_a_retried_command_is_applied_once(system: System) -> None:
-    lost = FirstSubmitFails(FakeError(grpc.StatusCode.UNAVAILABLE, []), deliver=True)
+    lost = FirstCallFails(FakeError(grpc.StatusCode.UNAVAILABLE, []), deliver=True)
     with Client(system.gateway, api_key=system.api_key, interceptors=[lost]) as client:
         game_id, seats = seat_table(client, 3)
         before = client.state(game_id).version
@@ -148,6 +153,39 @@ def test_a_retried_command_is_applied_once(system: System) -> None:
         assert client.state(game_id).version == answer.version
 
 
+@pytest.mark.parametrize("method", ["CreateTable", "JoinTable"])
+def test_a_lobby_call_whose_answer_was_lost_is_retried_safely(system: System, method: str) -> None:
+    lost = FirstCallFails(
+        FakeError(grpc.StatusCode.UNAVAILABLE, []), True, method, id_field="request_id"
+    )
+    with Client(system.gateway, api_key=system.api_key, interceptors=[lost]) as client:
+        created = client.create_table(3)
+        joined = client.join_table(created.table.table_id, "Ada")
+        assert len(lost.sent) == 2 and lost.sent[0] == lost.sent[1]  # the same request id
+        table = client.get_table(created.table.table_id)
+        assert [seat.player_name for seat in table.seats if seat.player_name] == ["Ada"]
+        assert joined.seat_token  # the retry got the token the first call created
+        seat = client.with_credential(joined.seat_token)
+        assert seat.set_ready(created.table.table_id).seats[0].ready
+        host = client.with_credential(created.host_token)
+        assert host.get_table(created.table.table_id).table_id == created.table.table_id
+
+
+def test_the_same_request_id_with_another_request_is_refused(system: System) -> None:
+    request_id = str(uuid.uuid4())
+    with Client(system.gateway, api_key=system.api_key) as client:
+
+        def create(seats: int) -> lobby_pb2.CreateTableResponse:
+            request = lobby_pb2.CreateTableRequest(seat_count=seats, request_id=request_id)
+            return client.lobby.CreateTable(request)
+
+        first = create(3)
+        assert create(3) == first  # the same table and host token
+        with pytest.raises(grpc.RpcError) as refused:
+            create(4)
+        assert ShikokuError.from_rpc_error(refused.value).reason == "REQUEST_ID_REUSED"
+
+
 def test_a_rate_limited_command_waits_as_told(system: System) -> None:
     retry = error_details_pb2.RetryInfo()
     retry.retry_delay.FromMilliseconds(300)
@@ -155,7 +193,7 @@ def test_a_rate_limited_command_waits_as_told(system: System) -> None:
     with Client(
         system.gateway,
         api_key=system.api_key,
-        interceptors=[FirstSubmitFails(limited, deliver=False)],
+        interceptors=[FirstCallFails(limited, deliver=False)],
     ) as client:
         game_id, seats = seat_table(client, 3)
         before = client.state(game_id).version
@@ -172,3 +210,17 @@ def test_list_tables_pages_through_all_of_them(system: System) -> None:
         listed = [table.table_id for table in client.list_tables(page_size=2)]
     assert len(listed) == len(set(listed))
     assert mine <= set(listed)
+
+
+def test_malformed_input_names_the_field_to_fix(system: System) -> None:
+    with Client(system.gateway, api_key=system.api_key) as client:
+        game_id, seats = seat_table(client, 3)
+        seat = client.legal_actions(game_id).actions[0].seat
+        with pytest.raises(ShikokuError) as refused:
+            seats[seat].act(game_id, game_pb2.Command())
+        assert refused.value.reason == "MISSING_ACTION"
+        assert list(refused.value.field_violations) == ["command.action"]
+        with pytest.raises(ShikokuError) as refused:
+            seats[seat].act(game_id, PASS)  # well-formed: refused or not, no field to fix
+            seats[seat].act(game_id, PASS)
+        assert refused.value.field_violations == {}

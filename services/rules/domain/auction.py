@@ -157,7 +157,7 @@ def _check_bid(allowed: BidRange, price: int) -> None:
             "BID_NOT_MULTIPLE_OF_5",
             f"bids are multiples of ¥{BID_STEP}, not ¥{price}",
             Kind.INVALID_ARGUMENT,
-            {"price": price},
+            {"field": "price", "price": price},
         )
     if price < allowed.min_price:
         raise Rejected(

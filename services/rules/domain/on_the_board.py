@@ -9,12 +9,13 @@ from services.rules.domain.title import load_title
 from shikoku.rejection import Kind, Rejected
 
 # Refusals about the request itself rather than the game position.
+# The board's refusals that mean a malformed command, and the field at fault.
 _MALFORMED = {
-    board.Reason.HEX_NOT_ON_MAP,
-    board.Reason.UNKNOWN_TILE,
-    board.Reason.BAD_ROTATION,
-    board.Reason.UNKNOWN_CORPORATION,
-    board.Reason.NO_SUCH_CITY,
+    board.Reason.HEX_NOT_ON_MAP: "hex",
+    board.Reason.UNKNOWN_TILE: "tile",
+    board.Reason.BAD_ROTATION: "rotation",
+    board.Reason.UNKNOWN_CORPORATION: "corporation",
+    board.Reason.NO_SUCH_CITY: "city",
 }
 
 
@@ -99,5 +100,10 @@ def has_route(state: GameState, corporation: Corporation) -> bool:
 
 
 def as_rejected(rejection: board.Rejection) -> Rejected:
-    kind = Kind.INVALID_ARGUMENT if rejection.reason in _MALFORMED else Kind.FAILED_PRECONDITION
-    return Rejected(str(rejection.reason), rejection.message, kind, dict(rejection.details))
+    details: dict[str, object] = dict(rejection.details)
+    field = _MALFORMED.get(rejection.reason)
+    if field is None:
+        return Rejected(str(rejection.reason), rejection.message, details=details)
+    return Rejected(
+        str(rejection.reason), rejection.message, Kind.INVALID_ARGUMENT, {"field": field, **details}
+    )

@@ -457,7 +457,10 @@ def _decide_routes(
         remaining.remove(route.train)
         if route.revenue < 0:
             raise Rejected(
-                "INVALID_REVENUE", "a route's revenue is never negative", Kind.INVALID_ARGUMENT
+                "INVALID_REVENUE",
+                "a route's revenue is never negative",
+                Kind.INVALID_ARGUMENT,
+                {"field": "routes.revenue"},
             )
     return ev.TrainsRan(
         corporation=corporation.id, routes=routes, revenue=sum(r.revenue for r in routes)

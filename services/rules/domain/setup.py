@@ -18,7 +18,10 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
         title = load_title(command.title)
     except FileNotFoundError:
         raise Rejected(
-            "UNKNOWN_TITLE", f"no such title {command.title!r}", Kind.INVALID_ARGUMENT
+            "UNKNOWN_TITLE",
+            f"no such title {command.title!r}",
+            Kind.INVALID_ARGUMENT,
+            {"field": "title"},
         ) from None
     count = len(command.players)
     if not title.min_players <= count <= title.max_players:
@@ -26,11 +29,16 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
             "PLAYER_COUNT",
             f"{title.name} is for {title.min_players} to {title.max_players} players, not {count}",
             Kind.INVALID_ARGUMENT,
-            {"players": count},
+            {"field": "players", "players": count},
         )
     seats = [player.seat for player in command.players]
     if len(set(seats)) != count:
-        raise Rejected("DUPLICATE_SEAT", "two players share a seat", Kind.INVALID_ARGUMENT)
+        raise Rejected(
+            "DUPLICATE_SEAT",
+            "two players share a seat",
+            Kind.INVALID_ARGUMENT,
+            {"field": "players"},
+        )
 
     rng = random.Random(command.seed)
     order = sorted(seats)

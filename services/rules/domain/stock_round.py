@@ -265,7 +265,7 @@ def _find(state: GameState, corporation_id: str) -> Corporation | Rejected:
             "UNKNOWN_CORPORATION",
             f"there is no corporation {corporation_id!r}",
             Kind.INVALID_ARGUMENT,
-            {"corporation": corporation_id},
+            {"field": "corporation", "corporation": corporation_id},
         )
 
 
@@ -285,7 +285,7 @@ def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) ->
                     "INVALID_PAR",
                     f"par prices are {sorted(positions)}, not {par}",
                     Kind.INVALID_ARGUMENT,
-                    {"par": par},
+                    {"field": "par", "par": par},
                 )
             if par not in option.par_prices:
                 raise Rejected(
@@ -307,7 +307,7 @@ def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) ->
                     "INVALID_COUNT",
                     "sell at least one share",
                     Kind.INVALID_ARGUMENT,
-                    {"count": count},
+                    {"field": "count", "count": count},
                 )
             sell = _checked(sell_option(state, stock_round, seat, corporation_id))
             if count > sell.max_count:
