@@ -15,6 +15,7 @@ SERVE_MODULES = {
     "routes": "services.routes.server",
     "lobby": "services.lobby.server",
     "gateway": "gateway.server",
+    "web": "gateway.web.server",
 }
 
 

@@ -24,6 +24,7 @@ SERVICES = (
     ("routes", "services.routes.server"),
     ("lobby", "services.lobby.server"),
     ("gateway", "gateway.server"),
+    ("web", "gateway.web.server"),
 )
 START_TIMEOUT_SECONDS = 30.0
 _output_lock = threading.Lock()

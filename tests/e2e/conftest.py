@@ -29,7 +29,7 @@ def system(redis_url: str) -> Iterator[System]:
     env = dict(
         os.environ, REDIS_URL=redis_url, SHIKOKU_RATE_PER_SECOND="10000", SHIKOKU_RATE_BURST="10000"
     )
-    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES"):
+    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB"):
         env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
     shikoku = Path(sys.executable).parent / "shikoku"
     process = subprocess.Popen(

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.client]
 @pytest.fixture(scope="module")
 def limited(redis_url: str) -> Iterator[System]:
     env = dict(os.environ, REDIS_URL=redis_url, SHIKOKU_RATE_PER_SECOND="2", SHIKOKU_RATE_BURST="5")
-    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES"):
+    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB"):
         env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
     shikoku = Path(sys.executable).parent / "shikoku"
     process = subprocess.Popen(
