@@ -97,7 +97,9 @@ def web_system(redis_url: str) -> Iterator[WebSystem]:
         process.wait(timeout=30)
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is running, its event loop counts as
+# running in this thread, and the asyncio tests after this module could not run theirs.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[BrowserContext]:
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(

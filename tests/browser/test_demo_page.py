@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf import json_format
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from shikoku.random_player import choose, command_for
 from shikoku.v1 import (
@@ -90,11 +90,9 @@ def drop_stream_while_playing(page: Page, seats: Seats, rng: random.Random) -> N
     page.evaluate("window.shikokuDemo.dropStream()")
     for _ in range(3):
         seats.play_one(rng)
-    page.wait_for_function(
-        "(before) => Number(document.getElementById('game').dataset.connections) > before"
-        " && document.getElementById('connection').textContent === 'watching'",
-        arg=before,
-    )
+    connected_again = page.locator(f"#game:not([data-connections='{before}'])")
+    connected_again.wait_for()
+    expect(page.locator("#connection")).to_have_text("watching")
 
 
 def create_table(page: Page, system: WebSystem) -> None:
@@ -117,7 +115,7 @@ def test_the_page_shows_exactly_the_games_events_in_order_across_dropped_streams
         if n in DROP_STREAM_AFTER:
             drop_stream_while_playing(page, seats, rng)
     seats.end_game()
-    page.wait_for_function("document.getElementById('connection').textContent === 'game over'")
+    expect(page.locator("#connection")).to_have_text("game over", timeout=30_000)
 
     final = seats.state()
     shown = page.eval_on_selector_all(
