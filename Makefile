@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GENERATED := shikoku/v1/.generated
 
-.PHONY: setup proto run test lint unit bench soak clean
+.PHONY: setup proto run test lint unit bench soak clean browser
 
 setup: $(INSTALLED) $(GENERATED)
 
@@ -44,8 +44,18 @@ lint: setup
 unit: setup
 	$(BIN)/pytest -m "not e2e"
 
-test: lint
+test: lint browser
 	$(BIN)/pytest
+
+# Debian's Chromium for tests/browser/ (the tests fail, never skip, without it). Installed only
+# when missing; CI runs as root, elsewhere apt-get goes through sudo.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@test -x $(CHROMIUM) || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
+	@test -x $(CHROMIUM) || { echo "$(CHROMIUM) is still missing after apt-get" >&2; exit 1; }
 
 bench: setup
 	@# Load from one address with no credential: the per-caller rate limit would measure itself.

@@ -120,7 +120,10 @@ class Authorization(Admission):
         if rule is None:
             raise NO_RULE
         resource = getattr(request, rule.resource) if rule.resource else ""
+        token = optional_bearer_token(metadata)
         if rule.permission is None or (rule.optional and not resource):
+            if token:  # a credential sent is checked even where none is needed
+                await self._authorize(token, SIGNED_IN, "")
             return
         if rule.resource and not resource:
             raise Rejected(
@@ -129,7 +132,7 @@ class Authorization(Admission):
                 Kind.INVALID_ARGUMENT,
                 {"field": rule.resource},
             )
-        grant = await self._authorize(optional_bearer_token(metadata), rule.permission, resource)
+        grant = await self._authorize(token, rule.permission, resource)
         _current.set(
             Grant(
                 seat=grant.principal.seat if rule.permission == ACT_IN_GAME else 0,

@@ -63,14 +63,18 @@ SKIP_REDIS_SECONDS = 2.0
 
 DEFAULT_PER_SECOND = 50.0
 DEFAULT_BURST = 100
+# Proxies whose X-Forwarded-For names the real caller: the web bridge, on this host by default.
+DEFAULT_TRUSTED_PROXIES = "127.0.0.1,[::1]"
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """`per_second` 0 turns the limits off."""
+    """`per_second` 0 turns the limits off. Calls without a credential from a host in
+    `trusted_proxies` are charged to the address their X-Forwarded-For names."""
 
     per_second: float = DEFAULT_PER_SECOND
     burst: int = DEFAULT_BURST
+    trusted_proxies: frozenset[str] = frozenset(DEFAULT_TRUSTED_PROXIES.split(","))
 
     def __post_init__(self) -> None:
         if self.per_second < 0 or (self.per_second > 0 and self.burst < 1):
@@ -81,6 +85,13 @@ class Limits:
         return cls(
             per_second=float(os.environ.get("SHIKOKU_RATE_PER_SECOND", DEFAULT_PER_SECOND)),
             burst=int(os.environ.get("SHIKOKU_RATE_BURST", DEFAULT_BURST)),
+            trusted_proxies=frozenset(
+                host.strip()
+                for host in os.environ.get(
+                    "SHIKOKU_TRUSTED_PROXIES", DEFAULT_TRUSTED_PROXIES
+                ).split(",")
+                if host.strip()
+            ),
         )
 
     @property
@@ -88,8 +99,13 @@ class Limits:
         return self.per_second > 0
 
 
-def caller_key(metadata: Iterable[tuple[str, str | bytes]] | None, peer: str) -> str:
-    """The bucket's key: per credential, or per IP address for calls without one."""
+def caller_key(
+    metadata: Iterable[tuple[str, str | bytes]] | None,
+    peer: str,
+    trusted_proxies: frozenset[str] = frozenset(),
+) -> str:
+    """The bucket's key: per credential, or per IP address for calls without one (the address
+    a trusted proxy forwarded for, when the call comes through one)."""
     if token := optional_bearer_token(metadata):
         caller = hashlib.sha256(token.encode()).hexdigest()
     else:
@@ -97,8 +113,19 @@ def caller_key(metadata: Iterable[tuple[str, str | bytes]] | None, peer: str) ->
         # every connection, so it is left out.
         kind, _, address = peer.partition(":")
         host = address.rsplit(":", 1)[0] if kind in ("ipv4", "ipv6") else peer
+        if host in trusted_proxies:
+            host = _forwarded_for(metadata) or host
         caller = "anon:" + host
     return f"ratelimit:{{{caller}}}"
+
+
+def _forwarded_for(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    """The address the nearest proxy saw (the last of X-Forwarded-For: earlier entries came
+    from the caller, who may have made them up)."""
+    for key, value in metadata or ():
+        if key.lower() == "x-forwarded-for" and isinstance(value, str):
+            return value.rsplit(",", 1)[-1].strip()
+    return ""
 
 
 class TokenBuckets:
@@ -149,6 +176,8 @@ class RateLimit(Admission):
         self._buckets = buckets
 
     async def admit(self, method: str, request: Any, context: Context) -> None:
-        key = caller_key(context.invocation_metadata(), context.peer())
+        key = caller_key(
+            context.invocation_metadata(), context.peer(), self._buckets.limits.trusted_proxies
+        )
         if (wait := await self._buckets.take(key)) is not None:
             raise self._buckets.refusal(wait)

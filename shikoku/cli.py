@@ -15,6 +15,7 @@ SERVE_MODULES = {
     "routes": "services.routes.server",
     "lobby": "services.lobby.server",
     "gateway": "gateway.server",
+    "web": "gateway.web.server",
 }
 
 
@@ -22,7 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="shikoku", description="Shikoku 1889 game server")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="start Redis and all four services on loopback")
+    run = commands.add_parser(
+        "run", help="start Redis, the services and the web bridge on loopback"
+    )
     run.add_argument(
         "--durable",
         action="store_true",

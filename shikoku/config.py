@@ -14,6 +14,7 @@ class Addresses:
     lobby: str
     rules: str
     routes: str
+    web: str = "127.0.0.1:8080"
 
     @classmethod
     def from_env(cls) -> Addresses:
@@ -22,6 +23,7 @@ class Addresses:
             lobby=os.environ.get("SHIKOKU_LOBBY_ADDR", "127.0.0.1:50052"),
             rules=os.environ.get("SHIKOKU_RULES_ADDR", "127.0.0.1:50053"),
             routes=os.environ.get("SHIKOKU_ROUTES_ADDR", "127.0.0.1:50054"),
+            web=os.environ.get("SHIKOKU_WEB_ADDR", "127.0.0.1:8080"),
         )
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import signal
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 import grpc
@@ -14,6 +12,7 @@ from grpc_reflection.v1alpha import reflection
 
 from shikoku.grpc_types import Context
 from shikoku.interceptors import FailuresAsStatus
+from shikoku.stopping import stop_requested
 
 __all__ = ["Context", "Register", "serve"]
 
@@ -63,11 +62,7 @@ async def serve(
     host = address.rsplit(":", 1)[0]
     print(f"{name} listening on {host}:{port}", flush=True)
 
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
-    await stopping.wait()
+    await stop_requested()
     log.info("%s stopping", name)
     await health.enter_graceful_shutdown()
     await server.stop(grace_seconds)

@@ -1,6 +1,6 @@
 """`shikoku run`: the whole system on this machine, as separate processes.
 
-Starts the embedded Redis (unless REDIS_URL is set), then rules, routes, lobby and gateway,
+Starts the embedded Redis (unless REDIS_URL is set), then rules, routes, lobby, gateway and web,
 each waiting for the previous to listen; stops them all, in reverse order, on Ctrl-C/SIGTERM
 or as soon as one of them dies.
 """
@@ -25,6 +25,7 @@ SERVICES = (
     ("routes", "services.routes.server"),
     ("lobby", "services.lobby.server"),
     ("gateway", "gateway.server"),
+    ("web", "gateway.web.server"),
 )
 START_TIMEOUT_SECONDS = 30.0
 _output_lock = threading.Lock()

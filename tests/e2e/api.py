@@ -22,6 +22,7 @@ from shikoku_sdk.errors import ShikokuError
 @dataclass
 class System:
     gateway: str
+    web: str  # the JSON-over-HTTP bridge for browsers
     redis_url: str
     process: subprocess.Popen[str]
     output: list[str]

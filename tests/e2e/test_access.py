@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import PASS, Client, System, auth, expect_error, started_table
-from tests.e2e.conftest import SHIKOKU, issue_api_key
+from tests.e2e.launch import SHIKOKU, issue_api_key
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
@@ -376,3 +376,20 @@ def test_api_keys(system: System) -> None:
         capture_output=True,
     )
     expect_error(lambda: list_with(key), UNAUTHENTICATED, "API_KEY_REVOKED")
+
+
+def test_a_credential_sent_where_none_is_needed_is_still_checked(world: World) -> None:
+    listing = lobby_pb2.ListTablesRequest(page_size=1)
+    assert world.client.lobby.ListTables(listing, metadata=auth(world.seats_a[0])).tables
+    expect_error(
+        lambda: world.client.lobby.ListTables(listing, metadata=auth("t-nothing~forged")),
+        UNAUTHENTICATED,
+        "INVALID_CREDENTIAL",
+    )
+    expect_error(
+        lambda: world.client.lobby.GetTable(
+            lobby_pb2.GetTableRequest(table_id=world.game_a), metadata=auth(world.revoked)
+        ),
+        UNAUTHENTICATED,
+        "CREDENTIAL_EXPIRED_OR_REVOKED",
+    )

@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from shikoku.grpc_errors import Metadata
 from shikoku.v1 import lobby_pb2
 from tests.e2e.api import Client, System, auth
-from tests.e2e.conftest import start_system, stop_system
+from tests.e2e.launch import start_system, stop_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
 

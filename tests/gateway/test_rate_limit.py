@@ -86,6 +86,13 @@ def test_callers_are_credentials_or_else_ip_addresses() -> None:
     assert caller_key((), "ipv4:10.0.0.7:60000") == caller_key((), PEER)  # any connection
     assert caller_key(None, "ipv6:[::1]:51234") == "ratelimit:{anon:[::1]}"
 
+    # Through a trusted proxy (the web bridge), the browser's address is the caller.
+    proxied = (("x-forwarded-for", "6.6.6.6, 10.0.0.9"),)
+    trusted = frozenset({"127.0.0.1"})
+    assert caller_key(proxied, "ipv4:127.0.0.1:4000", trusted) == "ratelimit:{anon:10.0.0.9}"
+    assert caller_key(proxied, PEER, trusted) == "ratelimit:{anon:10.0.0.7}"  # not trusted
+    assert caller_key((), "ipv4:127.0.0.1:4000", trusted) == "ratelimit:{anon:127.0.0.1}"
+
 
 async def test_limits_can_be_turned_off(redis_client: redis.asyncio.Redis) -> None:
     buckets = TokenBuckets(redis_client, Limits(per_second=0))

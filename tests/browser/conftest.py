@@ -1,0 +1,74 @@
+"""The whole system as `shikoku run` starts it (web bridge included, each process on a free
+loopback port) and Debian's headless Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, sync_playwright
+
+from tests.e2e.launch import start_system, stop_system
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Without the background-networking flags Chromium reaches for Google's hosts at start, which
+# this machine's closed network refuses.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass
+class WebSystem:
+    gateway: str
+    web: str
+    redis_url: str
+    api_key: str
+
+    @property
+    def page_url(self) -> str:
+        return f"http://{self.web}/?api_key={self.api_key}"
+
+
+@pytest.fixture(scope="session")
+def web_system(redis_url: str) -> Iterator[WebSystem]:
+    # The test acts for three seats at machine speed, beyond the per-caller default limits.
+    system = start_system(redis_url, SHIKOKU_RATE_PER_SECOND="10000", SHIKOKU_RATE_BURST="10000")
+    yield WebSystem(system.gateway, system.web, redis_url, system.api_key)
+    stop_system(system)
+
+
+# Module scope, not session: while Playwright's sync API is running, its event loop counts as
+# running in this thread, and the asyncio tests after this module could not run theirs.
+@pytest.fixture(scope="module")
+def browser() -> Iterator[BrowserContext]:
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(
+            f"no Chromium at {CHROMIUM}: the browser tests need Debian's chromium package "
+            "(`make browser` installs it; `make test` does so itself)"
+        )
+    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser: BrowserContext) -> Iterator[Page]:
+    page = browser.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    page.close()

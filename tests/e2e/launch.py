@@ -1,0 +1,76 @@
+"""Starting the whole system as `make run` does (`shikoku run`, real processes on free loopback
+ports) for the end-to-end and browser tests, with an API key issued the operator's way."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from shikoku.redis_server import free_port
+from tests.e2e.api import System
+
+START_TIMEOUT_SECONDS = 60
+GATEWAY_LINE = re.compile(r"^gateway listening on (\S+:\d+)$")
+READY_LINE = "all services running"
+SHIKOKU = Path(sys.executable).parent / "shikoku"
+
+
+def issue_api_key(redis_url: str, name: str) -> str:
+    """A key issued the way an operator does it: `shikoku api-key create`."""
+    created = subprocess.run(
+        [str(SHIKOKU), "api-key", "create", name],
+        env=dict(os.environ, REDIS_URL=redis_url),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return created.stdout.splitlines()[-1]
+
+
+def start_system(redis_url: str, **settings: str) -> System:
+    """`shikoku run` on free ports against `redis_url`, with extra environment `settings`."""
+    env = dict(os.environ, REDIS_URL=redis_url, **settings)
+    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB"):
+        env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
+    process = subprocess.Popen(
+        [str(SHIKOKU), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    output: list[str] = []
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    gateway = ""
+    while True:
+        try:
+            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            process.kill()
+            pytest.fail("shikoku run did not start: " + "".join(output))
+        if found := GATEWAY_LINE.match(line):
+            gateway = found.group(1)
+        if line.startswith(READY_LINE) and gateway:
+            break
+    api_key = issue_api_key(redis_url, "e2e tests")
+    return System(gateway, env["SHIKOKU_WEB_ADDR"], redis_url, process, output, api_key)
+
+
+def stop_system(system: System) -> None:
+    if system.process.poll() is None:
+        system.process.send_signal(signal.SIGTERM)
+        system.process.wait(timeout=30)
