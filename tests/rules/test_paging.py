@@ -7,6 +7,8 @@ import pytest
 from services.rules.paging import MAX_PAGE_SIZE, page_of
 from shikoku.rejection import Rejected
 
+pytestmark = pytest.mark.client
+
 ITEMS = list(range(7))
 
 
