@@ -45,7 +45,7 @@ class WebSystem:
 def web_system(redis_url: str) -> Iterator[WebSystem]:
     # The test acts for three seats at machine speed, beyond the per-caller default limits.
     system = start_system(redis_url, SHIKOKU_RATE_PER_SECOND="10000", SHIKOKU_RATE_BURST="10000")
-    yield WebSystem(system.gateway, system.web, redis_url, system.api_key)
+    yield WebSystem(system.gateway, system.web, system.redis_url, system.api_key)
     stop_system(system)
 
 

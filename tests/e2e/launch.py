@@ -3,6 +3,7 @@ ports) for the end-to-end and browser tests, with an API key issued the operator
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import re
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -22,6 +24,14 @@ START_TIMEOUT_SECONDS = 60
 GATEWAY_LINE = re.compile(r"^gateway listening on (\S+:\d+)$")
 READY_LINE = "all services running"
 SHIKOKU = Path(sys.executable).parent / "shikoku"
+
+
+_databases = itertools.count(1)  # database 0 is the in-process tests'
+
+
+def _own_database(redis_url: str) -> str:
+    server = urlsplit(redis_url)
+    return urlunsplit(server._replace(path=f"/{next(_databases)}"))
 
 
 def issue_api_key(redis_url: str, name: str) -> str:
@@ -37,7 +47,10 @@ def issue_api_key(redis_url: str, name: str) -> str:
 
 
 def start_system(redis_url: str, **settings: str) -> System:
-    """`shikoku run` on free ports against `redis_url`, with extra environment `settings`."""
+    """`shikoku run` on free ports, with extra environment `settings`, on a database of
+    `redis_url`'s server of its own: the in-process tests flush theirs at will, and a running
+    system's background consumers (the lobby's projector) must not take their entries."""
+    redis_url = _own_database(redis_url)
     env = dict(os.environ, REDIS_URL=redis_url, **settings)
     for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB"):
         env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
