@@ -10,6 +10,7 @@ for a person: a browser page's key is public.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import secrets
 import sys
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from shikoku.rejection import Kind, Rejected
 
@@ -42,10 +44,15 @@ REVOKED = Rejected("API_KEY_REVOKED", "the API key was revoked", Kind.UNAUTHENTI
 
 @dataclass(frozen=True, slots=True)
 class ApiKey:
+    """An application's key. `per_second` and `burst`, when set, are the rate limits for its
+    callers in place of the gateway's defaults (a bot playing at machine speed needs more)."""
+
     key_id: str
     name: str
     created_at_ms: int
     revoked: bool
+    per_second: float | None = None
+    burst: int | None = None
 
 
 def _record(key_id: str) -> str:
@@ -69,23 +76,30 @@ class ApiKeys:
         self._remember_seconds = remember_seconds
         self._checked: dict[str, tuple[float, ApiKey]] = {}
 
-    async def issue(self, name: str) -> tuple[ApiKey, str]:
-        """A new key for the application `name`: its record, and the key itself (shown once)."""
+    async def issue(
+        self, name: str, per_second: float | None = None, burst: int | None = None
+    ) -> tuple[ApiKey, str]:
+        """A new key for the application `name` (with rate limits of its own, when given): its
+        record, and the key itself (shown once)."""
         if not name.strip():
             raise Rejected("MISSING_NAME", "an API key needs the application's name")
+        if (per_second is not None and per_second < 0) or (burst is not None and burst < 1):
+            raise Rejected("INVALID_LIMITS", "a key's rate is >= 0 a second and its burst >= 1")
         key_id = f"{KEY_PREFIX}{secrets.token_hex(6)}"
         secret = secrets.token_urlsafe(24)
-        issued = ApiKey(key_id, name.strip(), int(time.time() * 1000), revoked=False)
+        issued = ApiKey(key_id, name.strip(), int(time.time() * 1000), False, per_second, burst)
+        fields: dict[str, str | int | float] = {
+            "name": issued.name,
+            "secret_hash": _digest(secret),
+            "created_at_ms": issued.created_at_ms,
+            "revoked": 0,
+        }
+        if per_second is not None:
+            fields["per_second"] = per_second
+        if burst is not None:
+            fields["burst"] = burst
         async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(
-                _record(key_id),
-                mapping={
-                    "name": issued.name,
-                    "secret_hash": _digest(secret),
-                    "created_at_ms": issued.created_at_ms,
-                    "revoked": 0,
-                },
-            )
+            pipe.hset(_record(key_id), mapping=fields)  # type: ignore[arg-type]
             pipe.sadd(INDEX, key_id)
             await pipe.execute()
         return issued, f"{key_id}{SEPARATOR}{secret}"
@@ -95,7 +109,7 @@ class ApiKeys:
         if found is None:
             raise Rejected("API_KEY_NOT_FOUND", f"no API key {key_id}", Kind.NOT_FOUND)
         await self._redis.hset(_record(key_id), "revoked", 1)
-        return ApiKey(found.key_id, found.name, found.created_at_ms, revoked=True)
+        return dataclasses.replace(found, revoked=True)
 
     async def all(self) -> list[ApiKey]:
         members = cast(set[bytes], await self._redis.smembers(INDEX))
@@ -124,6 +138,14 @@ class ApiKeys:
         self._checked[api_key] = (time.monotonic() + self._remember_seconds, found)
         return found
 
+    async def known(self, api_key: str) -> ApiKey | None:
+        """The application `api_key` belongs to, or None when it is missing, unknown, revoked
+        or cannot be checked now: for deciding how to treat a call, never for letting it in."""
+        try:
+            return await self.check(api_key)
+        except (Rejected, RedisError, OSError):
+            return None
+
     async def _load(self, key_id: str) -> ApiKey | None:
         fields = cast(dict[bytes, bytes], await self._redis.hgetall(_record(key_id)))
         return _parse(key_id, fields) if fields else None
@@ -135,6 +157,8 @@ def _parse(key_id: str, fields: dict[bytes, bytes]) -> ApiKey:
         name=fields[b"name"].decode(),
         created_at_ms=int(fields[b"created_at_ms"]),
         revoked=fields.get(b"revoked") == b"1",
+        per_second=float(fields[b"per_second"]) if b"per_second" in fields else None,
+        burst=int(fields[b"burst"]) if b"burst" in fields else None,
     )
 
 
@@ -155,17 +179,27 @@ def issue_api_key(redis_url: str, name: str) -> str:
     return asyncio.run(_with_keys(redis_url, issue))
 
 
-def api_key_command(redis_url: str, action: str, argument: str) -> int:
-    """`shikoku api-key create NAME | list | revoke KEY_ID`."""
+def api_key_command(
+    redis_url: str,
+    action: str,
+    argument: str,
+    per_second: float | None = None,
+    burst: int | None = None,
+) -> int:
+    """`shikoku api-key create NAME [--per-second N --burst N] | list | revoke KEY_ID`."""
 
     async def create(keys: ApiKeys) -> None:
-        issued, key = await keys.issue(argument)
+        issued, key = await keys.issue(argument, per_second, burst)
         print(f"{issued.key_id}\t{issued.name}")
         print(key)
 
     async def list_all(keys: ApiKeys) -> None:
         for found in await keys.all():
-            print(f"{found.key_id}\t{found.name}\t{'revoked' if found.revoked else 'active'}")
+            rate = "default" if found.per_second is None else f"{found.per_second:g}"
+            burst = "default" if found.burst is None else str(found.burst)
+            limits = f"{rate}/s, burst {burst}"
+            state = "revoked" if found.revoked else "active"
+            print(f"{found.key_id}\t{found.name}\t{state}\t{limits}")
 
     async def revoke(keys: ApiKeys) -> None:
         revoked = await keys.revoke(argument)

@@ -11,6 +11,7 @@ the gateway is down.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import os
@@ -24,6 +25,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
+from gateway.api_keys import ApiKey, ApiKeys, api_key_from
 from shikoku.grpc_types import Context
 from shikoku.interceptors import Admission
 from shikoku.metadata import optional_bearer_token
@@ -98,6 +100,18 @@ class Limits:
     def enabled(self) -> bool:
         return self.per_second > 0
 
+    def for_application(self, application: ApiKey | None) -> Limits:
+        """These limits, with those the application's API key sets in their place."""
+        if application is None:
+            return self
+        return dataclasses.replace(
+            self,
+            per_second=self.per_second
+            if application.per_second is None
+            else application.per_second,
+            burst=self.burst if application.burst is None else application.burst,
+        )
+
 
 def caller_key(
     metadata: Iterable[tuple[str, str | bytes]] | None,
@@ -135,14 +149,16 @@ class TokenBuckets:
         self._skip_redis_until = 0.0
         self._failing = False
 
-    async def take(self, key: str) -> timedelta | None:
-        """Takes a token from the bucket at `key`. None when the call may go ahead; otherwise
-        how long until the bucket holds a token again."""
-        if not self.limits.enabled or time.monotonic() < self._skip_redis_until:
+    async def take(self, key: str, limits: Limits | None = None) -> timedelta | None:
+        """Takes a token from the bucket at `key` (filled at `limits`, by default the
+        gateway's). None when the call may go ahead; otherwise how long until the bucket holds a
+        token again."""
+        limits = limits or self.limits
+        if not limits.enabled or time.monotonic() < self._skip_redis_until:
             return None
         try:
             taken, wait_ms = await asyncio.wait_for(
-                self._take(keys=[key], args=[self.limits.per_second, self.limits.burst]),
+                self._take(keys=[key], args=[limits.per_second, limits.burst]),
                 REDIS_SECONDS,
             )
         except (RedisError, OSError) as error:  # TimeoutError is an OSError
@@ -156,8 +172,8 @@ class TokenBuckets:
             log.warning("rate limits are on again")
         return None if int(taken) else timedelta(milliseconds=int(wait_ms))
 
-    def refusal(self, wait: timedelta) -> Rejected:
-        per_second, burst = self.limits.per_second, self.limits.burst
+    def refusal(self, wait: timedelta, limits: Limits | None = None) -> Rejected:
+        per_second, burst = (limits or self.limits).per_second, (limits or self.limits).burst
         return Rejected(
             "RATE_LIMITED",
             f"too many calls: at most {per_second:g} a second, in bursts of up to {burst}; "
@@ -172,12 +188,15 @@ class RateLimit(Admission):
     """Charges every call but health checks and reflection to its caller's bucket, and ends it
     with RESOURCE_EXHAUSTED (reason RATE_LIMITED, with a RetryInfo) when the bucket is empty."""
 
-    def __init__(self, buckets: TokenBuckets) -> None:
+    def __init__(self, buckets: TokenBuckets, api_keys: ApiKeys | None = None) -> None:
         self._buckets = buckets
+        self._api_keys = api_keys
 
     async def admit(self, method: str, request: Any, context: Context) -> None:
-        key = caller_key(
-            context.invocation_metadata(), context.peer(), self._buckets.limits.trusted_proxies
-        )
-        if (wait := await self._buckets.take(key)) is not None:
-            raise self._buckets.refusal(wait)
+        metadata = context.invocation_metadata()
+        defaults = self._buckets.limits
+        key = caller_key(metadata, context.peer(), defaults.trusted_proxies)
+        application = await self._api_keys.known(api_key_from(metadata)) if self._api_keys else None
+        limits = defaults.for_application(application)
+        if (wait := await self._buckets.take(key, limits)) is not None:
+            raise self._buckets.refusal(wait, limits)

@@ -313,10 +313,12 @@ async def main() -> None:
             await channel.close(None)
         await redis.aclose()
 
-    # Rate limits first: a flood of bad keys or credentials must not reach the lobby.
-    rate_limit = RateLimit(TokenBuckets(redis, Limits.from_env()))
+    # Rate limits first: a flood of bad keys or credentials must not reach the lobby. Both
+    # share one key cache, so a key costs one Redis read per gateway every few seconds.
+    api_keys = ApiKeys(redis)
+    rate_limit = RateLimit(TokenBuckets(redis, Limits.from_env()), api_keys)
     authorization = Authorization(
-        ApiKeys(redis), internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
+        api_keys, internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
     )
     await serve(
         "gateway",

@@ -71,9 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         "api-key", help="issue, list or revoke client applications' API keys (in REDIS_URL)"
     )
     key_actions = keys.add_subparsers(dest="action", required=True)
-    key_actions.add_parser("create", help="a new key; prints its id and then the key").add_argument(
-        "name", help="the client application it is for"
+    create = key_actions.add_parser("create", help="a new key; prints its id and then the key")
+    create.add_argument("name", help="the client application it is for")
+    create.add_argument(
+        "--per-second", type=float, help="its callers' rate limit (default: the gateway's)"
     )
+    create.add_argument("--burst", type=int, help="its callers' burst (default: the gateway's)")
     key_actions.add_parser("list", help="every key's id, name and whether it is revoked")
     key_actions.add_parser("revoke", help="refuse the key from now on").add_argument("key_id")
 
@@ -83,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         from shikoku.config import redis_url
 
         argument = getattr(args, "name", "") or getattr(args, "key_id", "")
-        return api_key_command(redis_url(), args.action, argument)
+        limits = (getattr(args, "per_second", None), getattr(args, "burst", None))
+        return api_key_command(redis_url(), args.action, argument, *limits)
     if args.command == "run":
         from shikoku.supervisor import run as run_all
 

@@ -34,10 +34,10 @@ def _own_database(redis_url: str) -> str:
     return urlunsplit(server._replace(path=f"/{next(_databases)}"))
 
 
-def issue_api_key(redis_url: str, name: str) -> str:
-    """A key issued the way an operator does it: `shikoku api-key create`."""
+def issue_api_key(redis_url: str, name: str, *options: str) -> str:
+    """A key issued the way an operator does it: `shikoku api-key create NAME [options]`."""
     created = subprocess.run(
-        [str(SHIKOKU), "api-key", "create", name],
+        [str(SHIKOKU), "api-key", "create", name, *options],
         env=dict(os.environ, REDIS_URL=redis_url),
         capture_output=True,
         text=True,

@@ -13,9 +13,10 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shikoku.grpc_errors import Metadata
-from shikoku.v1 import lobby_pb2
+from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import Client, System, auth
-from tests.e2e.launch import start_system, stop_system
+from tests.e2e.launch import issue_api_key, start_system, stop_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
@@ -93,3 +94,21 @@ def test_a_request_over_a_mebibyte_is_refused(client: Client) -> None:
     with pytest.raises(grpc.RpcError) as raised:
         client.lobby.GetTable(huge, metadata=auth("sends-too-much"))
     assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_an_application_key_with_limits_of_its_own(limited: System) -> None:
+    """A bot's key issued with higher limits plays at machine speed where the gateway's
+    defaults (2 a second, bursts of 5) would stop it; its limits show in a refusal."""
+    fast_key = issue_api_key(limited.redis_url, "fast bot", "--per-second", "1", "--burst", "30")
+    with keyed_channel(limited.gateway, fast_key) as channel:
+        lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
+        bot = lobby.RegisterPlayer(lobby_pb2.RegisterPlayerRequest(display_name="Fast bot"))
+        mine = auth(bot.credential)
+        for _ in range(30):
+            lobby.ListTables(lobby_pb2.ListTablesRequest(page_size=1), metadata=mine)
+        with pytest.raises(grpc.RpcError) as raised:
+            for _ in range(5):
+                lobby.ListTables(lobby_pb2.ListTablesRequest(page_size=1), metadata=mine)
+    info, _delay = details(raised.value)
+    assert info.reason == "RATE_LIMITED"
+    assert dict(info.metadata) == {"limit_per_second": "1", "burst": "30"}

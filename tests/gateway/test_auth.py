@@ -8,6 +8,7 @@ import redis.asyncio
 
 from gateway.api_keys import ApiKeys, api_key_from
 from gateway.auth import PUBLIC_SERVICES, RULES
+from gateway.rate_limit import Limits
 from shikoku.rejection import Rejected
 
 pytestmark = pytest.mark.client
@@ -73,3 +74,24 @@ async def test_a_checked_key_is_remembered_for_a_while(redis_client: redis.async
     await ApiKeys(redis_client).revoke(issued.key_id)
     assert (await keys.check(key)).key_id == issued.key_id  # remembered: no Redis round trip
     assert await reason_of_check(ApiKeys(redis_client), key) == "API_KEY_REVOKED"
+
+
+async def test_a_key_may_carry_rate_limits_of_its_own(redis_client: redis.asyncio.Redis) -> None:
+    keys = ApiKeys(redis_client, remember_seconds=0)
+    fast, fast_key = await keys.issue("fast bot", per_second=500, burst=1000)
+    plain, plain_key = await keys.issue("web page")
+    assert (await keys.check(fast_key)).per_second == 500
+    assert (await keys.check(fast_key)).burst == 1000
+    assert (await keys.check(plain_key)).per_second is None
+
+    defaults = Limits(per_second=50, burst=100)
+    assert defaults.for_application(await keys.known(fast_key)) == Limits(500, 1000)
+    assert defaults.for_application(await keys.known(plain_key)) == defaults
+    assert await keys.known("k-nothing.secret") is None  # unknown: the defaults apply
+    await keys.revoke(plain.key_id)
+    assert await keys.known(plain_key) is None
+    only_rate, _ = await keys.issue("slow", per_second=1)
+    assert defaults.for_application(only_rate) == Limits(1, 100)
+    with pytest.raises(Rejected):
+        await keys.issue("bad", burst=0)
+    assert fast.per_second == 500
