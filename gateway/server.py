@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterable
-from typing import TypeVar
 
 import grpc
 
 from gateway.auth import current_grant
+from gateway.caching import remember
 from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
 from gateway.watching import GameWatchers
@@ -31,9 +31,6 @@ from shikoku.v1 import (
     routes_pb2,
     routes_pb2_grpc,
 )
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
 
 STREAM_QUIET = 15.0
 DEFAULT_HEARTBEAT_SECONDS = 15
@@ -227,7 +224,7 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         key = (game_id, event.version)
         message = self._event_messages.get(key)
         if message is None:
-            message = _remember(
+            message = remember(
                 self._event_messages, key, event_to_proto(game_id, event), EVENT_CACHE
             )
         return message
@@ -238,7 +235,7 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         pending = self._states.get(key)
         if pending is None:
             request = game_pb2.GetStateRequest(game_id=game_id, version=version)
-            pending = _remember(
+            pending = remember(
                 self._states,
                 key,
                 asyncio.ensure_future(self._rules.GetState(request, timeout=10)),
@@ -250,14 +247,6 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
             self._states.pop(key, None)
             await relay_error(error, context)
             raise
-
-
-def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V, limit: int) -> _V:
-    """Keeps `value` in `cache`, forgetting the oldest entries beyond `limit`."""
-    cache[key] = value
-    while len(cache) > limit:
-        cache.popitem(last=False)
-    return value
 
 
 class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):

@@ -24,6 +24,8 @@ class SpectatorView:
         self._ended = False
 
     def see(self, event: StoredEvent) -> None:
+        if event.version <= self._last:
+            return  # seen already (two reads brought the same view up to date at once)
         if event.cause is not None and event.version > 1:
             self._action_starts.append(event.version)
         self._ended = self._ended or event.type == GameEnded.TYPE

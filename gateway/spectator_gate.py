@@ -3,18 +3,30 @@ caller watches a game, and the game's log says what that lets them see."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from gateway.auth import current_grant
+from gateway.caching import remember
 from gateway.spectating import SpectatorView
 from shikoku.eventstore import EventStore
 from shikoku.rejection import Kind, Rejected
+
+# Games whose spectator view is kept up to date between reads (a few ints per action each).
+VIEWS = 2_000
 
 
 class SpectatorGate:
     def __init__(self, events: EventStore) -> None:
         self._events = events
+        self._views: OrderedDict[tuple[str, int], SpectatorView] = OrderedDict()
 
     async def _view(self, game_id: str, delay: int) -> SpectatorView:
-        return SpectatorView(delay).see_all(await self._events.read(game_id))
+        """The game's view for spectators `delay` actions behind, brought up to date by reading
+        only the events it has not seen yet."""
+        key = (game_id, delay)
+        view = self._views.get(key) or SpectatorView(delay)
+        view.see_all(await self._events.read(game_id, view.latest + 1))
+        return remember(self._views, key, view, VIEWS)
 
     async def visible_version(self, game_id: str, requested: int) -> int:
         """The version to show for a request of `requested` (0: the latest the caller may

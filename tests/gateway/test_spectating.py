@@ -47,3 +47,11 @@ def test_visibility_grows_only_as_new_actions_arrive() -> None:
 def test_an_ended_game_is_shown_whole() -> None:
     view = SpectatorView(3).see_all(log(5, 2, 1, ended=True))
     assert view.visible == view.latest == 9
+
+
+def test_a_view_brought_up_to_date_twice_at_once_counts_each_action_once() -> None:
+    events = log(5, 2, 1, 3)
+    view = SpectatorView(2).see_all(events[:7])
+    view.see_all(events[5:])  # overlaps what it has seen, as two concurrent reads would
+    view.see_all(events[5:])
+    assert view.visible == SpectatorView(2).see_all(events).visible == 7
