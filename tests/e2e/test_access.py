@@ -3,15 +3,23 @@ through and callers it refuses, with the reason a client sees. A refused call wr
 
 from __future__ import annotations
 
+import asyncio
 import os
+import secrets
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis.asyncio import Redis
 
+from services.lobby import players
+from services.lobby.accounts import SCHEMA
+from services.lobby.credentials import credential_hash, new_credential
+from shikoku.eventstore import EventStore, NewEvent
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import PASS, Client, System, auth, expect_error, started_table
@@ -45,6 +53,7 @@ class World:
     other_host: str
     player: str  # a registered player seated nowhere
     revoked: str  # a registered player whose credential was revoked
+    expired: str  # a registered player whose credential has expired
     tournament: str  # the registered host's
 
     def credential(self, name: str) -> str:
@@ -65,7 +74,27 @@ class World:
             "other registered host": self.other_host,
             "registered player": self.player,
             "revoked player": self.revoked,
+            "expired player": self.expired,
         }[name]
+
+
+def expired_player(redis_url: str) -> str:
+    """The credential of a player who registered longer ago than credentials last (written to
+    the lobby's store as registering then would have: the servers' clocks cannot be moved)."""
+    player_id = f"p-{secrets.token_hex(6)}"
+    credential = new_credential(player_id)
+    long_ago = int(time.time() * 1000) - (players.CREDENTIAL_DAYS + 1) * 24 * 3600 * 1000
+    events = players.register(player_id, "Late", "player", credential_hash(credential), long_ago)
+
+    async def store() -> None:
+        redis = Redis.from_url(redis_url)
+        await EventStore(redis, "player").append(
+            player_id, 0, [NewEvent(kind, SCHEMA, data) for kind, data in events]
+        )
+        await redis.aclose()
+
+    asyncio.run(store())
+    return credential
 
 
 def register(client: Client, name: str, host: bool = False) -> lobby_pb2.RegisterPlayerResponse:
@@ -128,6 +157,7 @@ def world(system: System) -> Iterator[World]:
         other_host.credential,
         register(client, "Loner").credential,
         revoked,
+        expired_player(system.redis_url),
         tournament.tournament_id,
     )
     client.channel.close()
@@ -153,6 +183,7 @@ REFUSALS: list[tuple[str, Call, str, grpc.StatusCode, str]] = [
     ("act", act, "anonymous", UNAUTHENTICATED, "MISSING_CREDENTIAL"),
     ("act", act, "garbage", UNAUTHENTICATED, "INVALID_CREDENTIAL"),
     ("act", act, "revoked player", UNAUTHENTICATED, "CREDENTIAL_EXPIRED_OR_REVOKED"),
+    ("act", act, "expired player", UNAUTHENTICATED, "CREDENTIAL_EXPIRED_OR_REVOKED"),
     ("act", act, "host A", DENIED, "NOT_A_SEAT"),
     ("act", act, "registered player", DENIED, "NOT_A_SEAT"),
     ("act", act, "seat B1", DENIED, "WRONG_TABLE"),
