@@ -94,6 +94,26 @@ def test_first_operating_round_of_a_new_corporation() -> None:
     assert isinstance(state.round, StockRound) and state.round.number == 2
 
 
+def test_only_the_president_acts_for_the_operating_corporation() -> None:
+    """8: the president runs the corporation; a seat holding shares but not the presidency,
+    or none at all, may not act for it."""
+    state = after_auction()
+    state = with_player(state, A, cash=1000)
+    state = with_player(state, B, cash=1000)
+    state, _ = play(state, StartCorporation(A, "KO", 70), BuyShare(B, "KO", IPO), Pass(C))
+    for _ in range(2):
+        state, _ = play(state, BuyShare(A, "KO", IPO), Pass(B), Pass(C))
+    state, _ = play(state, BuyShare(A, "KO", IPO), Pass(B), Pass(C), Pass(A))
+    assert isinstance(state.round, OperatingRound) and state.acting_seats == (A,)
+    assert state.corporation("KO").president == A
+    for seat in (B, C):  # B holds a KO share, C none
+        with pytest.raises(Rejected) as rejected:
+            decide(state, LayTile(seat, "J3", "8", 3))
+        assert rejected.value.reason == "NOT_YOUR_TURN"
+        assert not [o for o in legal_actions(state) if getattr(o, "seat", A) == seat]
+    assert decide(state, LayTile(A, "J3", "8", 3))
+
+
 def test_rulebook_dividend_table() -> None:
     """8.6.1: Iyo Railroad runs ¥200 with 5, 1 and 1 shares held, 1 in the initial offering
     and 2 in the open market."""
