@@ -57,7 +57,10 @@ _BRIDGE_CODES = {
     HTTPStatus.REQUEST_ENTITY_TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
     HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
     HTTPStatus.HTTP_VERSION_NOT_SUPPORTED: grpc.StatusCode.UNIMPLEMENTED,
+    HTTPStatus.SERVICE_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
 }
+# Open connections (each a task; a watching browser holds one for as long as it watches).
+DEFAULT_MAX_CONNECTIONS = 1000
 _JSON = ("Content-Type", "application/json")
 _NDJSON = ("Content-Type", "application/x-ndjson")
 _NO_STORE = ("Cache-Control", "no-store")
@@ -70,17 +73,23 @@ class Bridge:
         methods: Mapping[str, Method],
         cors: Cors,
         pages: Mapping[str, Page],
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self._channel = channel
         self._methods = methods
         self._cors = cors
         self._pages = pages
+        self._max_connections = max_connections
         self._connections: set[asyncio.Task[None]] = set()
 
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """The asyncio.start_server callback."""
         task = asyncio.current_task()
         assert task is not None
+        if len(self._connections) >= self._max_connections:
+            await self._refuse(writer, _too_many(), None)
+            await _close(reader, writer, linger=False)
+            return
         self._connections.add(task)
         request: Request | None = None
         linger = True
@@ -224,6 +233,16 @@ class Bridge:
         body = dumps(status_document(status))
         with contextlib.suppress(ConnectionError):
             await write_response(writer, Response(refusal.status, body, headers))
+
+
+def _too_many() -> HttpError:
+    refusal = HttpError(
+        HTTPStatus.SERVICE_UNAVAILABLE,
+        "the bridge has as many connections open as it serves; retry shortly",
+        "TOO_MANY_CONNECTIONS",
+    )
+    refusal.headers.append(("Retry-After", "1"))
+    return refusal
 
 
 def _not_allowed(request: Request, allowed: str) -> HttpError:

@@ -8,10 +8,11 @@ gRPC gateway (see docs/browser.md).
 from __future__ import annotations
 
 import asyncio
+import os
 
 import grpc
 
-from gateway.web.bridge import Bridge
+from gateway.web.bridge import DEFAULT_MAX_CONNECTIONS, Bridge
 from gateway.web.cors import Cors
 from gateway.web.methods import public_methods
 from gateway.web.pages import demo_pages
@@ -39,7 +40,8 @@ async def start(bridge: Bridge, address: str) -> tuple[asyncio.Server, str]:
 async def main() -> None:
     addresses = Addresses.from_env()
     channel = grpc.aio.insecure_channel(addresses.gateway)
-    bridge = Bridge(channel, public_methods(), Cors.from_env(), demo_pages())
+    max_connections = int(os.environ.get("SHIKOKU_WEB_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
+    bridge = Bridge(channel, public_methods(), Cors.from_env(), demo_pages(), max_connections)
     server, listening = await start(bridge, addresses.web)
     print(f"web listening on {listening}", flush=True)
 

@@ -480,3 +480,22 @@ async def test_the_demo_page_its_script_and_health(web: Web) -> None:
     assert b"WatchGame" in script.body
     assert (await exchange(web, request("GET", "/healthz"))).status == 200
     assert (await exchange(web, request("GET", "/static/app.js"))).status == 404
+
+
+async def test_connections_beyond_the_cap_are_told_to_come_back() -> None:
+    channel = grpc.aio.insecure_channel("127.0.0.1:1")  # never called: pages only
+    bridge = Bridge(channel, public_methods(), Cors(frozenset()), demo_pages(), max_connections=1)
+    server, listening = await start(bridge, "127.0.0.1:0")
+    host, _, bound = listening.rpartition(":")
+    web = Web(host, int(bound), Calls())
+    _idle_reader, idle = await asyncio.open_connection(host, int(bound))  # holds the one slot
+    await asyncio.sleep(0.1)
+    refused = await exchange(web, request("GET", "/healthz"))
+    assert refused.status == 503 and refused.reason() == "TOO_MANY_CONNECTIONS"
+    assert refused.headers["retry-after"] == "1"
+    idle.close()
+    await asyncio.sleep(0.1)
+    assert (await exchange(web, request("GET", "/healthz"))).status == 200
+    server.close()
+    await bridge.close_connections(1.0)
+    await channel.close(None)
