@@ -208,6 +208,14 @@ class EventStore:
         )
         return [_decode(entry_id, fields) for entry_id, fields in entries]
 
+    async def read_many(self, aggregate_ids: Sequence[str]) -> list[list[StoredEvent]]:
+        """The whole logs of several aggregates, in one round trip."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for aggregate_id in aggregate_ids:
+                pipe.xrange(self.key(aggregate_id))
+            replies = cast(list[Entries], await pipe.execute())
+        return [[_decode(entry_id, fields) for entry_id, fields in entries] for entries in replies]
+
     async def follow(
         self, aggregate_id: str, from_version: int = 1, block_ms: int = 5_000
     ) -> AsyncIterator[StoredEvent]:

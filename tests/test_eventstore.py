@@ -94,3 +94,14 @@ async def test_a_batch_keeps_its_cause_on_its_first_event(
     await store.append("g-1", 2, batch("C"))
     causes = [event.cause for event in await store.read("g-1")]
     assert causes == [{"type": "Pass", "seat": 2}, None, None]
+
+
+async def test_several_logs_read_at_once_are_each_log_whole(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    store = EventStore(redis_client, "table")
+    await store.append("t-1", 0, batch("A", "B"))
+    await store.append("t-2", 0, batch("C"))
+    logs = await store.read_many(["t-2", "t-none", "t-1"])
+    assert logs == [await store.read("t-2"), [], await store.read("t-1")]
+    assert await store.read_many([]) == []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import cast
 
 from redis.asyncio import Redis
 
 from services.lobby import tables
-from services.projections.game_summaries import Summary, read_summary
-from shikoku.eventstore import EventStore, NewEvent
+from services.projections.game_summaries import Summary, read_summaries, read_summary
+from shikoku.eventstore import EventStore, NewEvent, StoredEvent
 from shikoku.rejection import Kind, Rejected
 
 SCHEMA = 1
@@ -23,12 +24,18 @@ class TableRepository:
 
     async def load(self, table_id: str) -> tuple[int, tables.Table]:
         events = await self._store.read(table_id) if table_id else []
-        table = tables.fold((e.type, e.payload) for e in events)
-        if not table.exists:
-            raise Rejected(
-                "TABLE_NOT_FOUND", f"no table {table_id!r}", Kind.NOT_FOUND, {"table_id": table_id}
-            )
-        return len(events), table
+        return len(events), _folded(table_id, events)
+
+    async def listed(self, table_ids: Sequence[str]) -> list[tuple[tables.Table, Summary | None]]:
+        """Tables with their games' summaries, as listings show them: two round trips for a
+        whole page, however long."""
+        logs = await self._store.read_many(table_ids)
+        found = [
+            _folded(table_id, events) for table_id, events in zip(table_ids, logs, strict=True)
+        ]
+        started = [table.game_id for table in found if table.started]
+        by_game = dict(zip(started, await read_summaries(self._redis, started), strict=True))
+        return [(table, by_game.get(table.game_id) if table.started else None) for table in found]
 
     async def append(
         self, table_id: str, version: int, events: list[tables.LobbyEvent]
@@ -52,3 +59,12 @@ class TableRepository:
 
     async def summary(self, table: tables.Table) -> Summary | None:
         return await read_summary(self._redis, table.game_id) if table.started else None
+
+
+def _folded(table_id: str, events: Sequence[StoredEvent]) -> tables.Table:
+    table = tables.fold((e.type, e.payload) for e in events)
+    if not table.exists:
+        raise Rejected(
+            "TABLE_NOT_FOUND", f"no table {table_id!r}", Kind.NOT_FOUND, {"table_id": table_id}
+        )
+    return table

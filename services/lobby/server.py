@@ -50,7 +50,6 @@ from shikoku.metadata import MISSING_CREDENTIAL, bearer_token
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 
-LISTING_CONCURRENCY = 8
 _Reply = TypeVar("_Reply")
 MAX_ATTEMPTS = 5
 DEFAULT_PAGE, MAX_PAGE = 50, 200
@@ -175,17 +174,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         )
 
     async def _listed_all(self, table_ids: list[str]) -> list[lobby_pb2.Table]:
-        """The tables, a few at a time: concurrent enough to hide round trips, without a burst
-        of new Redis connections when many clients list at once."""
-        listed: list[lobby_pb2.Table] = []
-        for start in range(0, len(table_ids), LISTING_CONCURRENCY):
-            chunk = table_ids[start : start + LISTING_CONCURRENCY]
-            listed += await asyncio.gather(*(self._listed(t) for t in chunk))
-        return listed
-
-    async def _listed(self, table_id: str) -> lobby_pb2.Table:
-        _version, table = await self._tables.load(table_id)
-        return table_to_proto(table, await self._tables.summary(table))
+        return [
+            table_to_proto(table, summary)
+            for table, summary in await self._tables.listed(table_ids)
+        ]
 
     async def _tournament_tables(self, tournament_id: str) -> list[str] | None:
         """The tables of a tournament, round by round; None for no tournament."""

@@ -77,7 +77,19 @@ class Summary:
 
 
 async def read_summary(redis: Redis, game_id: str) -> Summary | None:
-    stored = cast(dict[bytes, bytes], await redis.hgetall(summary_key(game_id)))
+    return _summary(cast(dict[bytes, bytes], await redis.hgetall(summary_key(game_id))))
+
+
+async def read_summaries(redis: Redis, game_ids: Sequence[str]) -> list[Summary | None]:
+    """The summaries of several games, in one round trip."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for game_id in game_ids:
+            pipe.hgetall(summary_key(game_id))
+        replies = cast(list[dict[bytes, bytes]], await pipe.execute())
+    return [_summary(stored) for stored in replies]
+
+
+def _summary(stored: dict[bytes, bytes]) -> Summary | None:
     if not stored:
         return None
     return Summary(int(stored[b"version"]), json.loads(stored[b"summary"]))
