@@ -30,6 +30,14 @@ async def watch_clock(redis: Redis, table_id: str) -> None:
     await redis.sadd(CLOCKED, table_id)
 
 
+async def game_ticks(rules: rules_pb2_grpc.RulesServiceAsyncStub, game_id: str) -> list[Tick]:
+    """The game's timeline as the clocks read it."""
+    timeline = await rules.Timeline(rules_pb2.TimelineRequest(game_id=game_id), timeout=10)
+    return [
+        Tick(m.version, m.at_ms, m.actor or None, tuple(m.acting_after)) for m in timeline.moments
+    ]
+
+
 class ClockKeeper:
     """Applies the clocks' verdicts to the clocked tables whose games are running."""
 
@@ -54,13 +62,7 @@ class ClockKeeper:
             return True
         if not table.started:
             return False
-        timeline = await self._rules.Timeline(
-            rules_pb2.TimelineRequest(game_id=table.game_id), timeout=10
-        )
-        ticks = [
-            Tick(m.version, m.at_ms, m.actor or None, tuple(m.acting_after))
-            for m in timeline.moments
-        ]
+        ticks = await game_ticks(self._rules, table.game_id)
         if ticks and not ticks[-1].acting_after:
             return True  # the game is over: no clock runs
         seats = [s.number for s in table.seats if s.taken]

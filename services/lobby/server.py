@@ -10,6 +10,7 @@ import asyncio
 import os
 import secrets
 import socket
+import time
 from collections.abc import Awaitable, Iterable
 from typing import TypeVar
 
@@ -26,8 +27,15 @@ from services.lobby.access import (
     watching_delay,
 )
 from services.lobby.accounts import Caller, PlayerRepository, identify
+from services.lobby.clocks import clocks
 from services.lobby.credentials import credential_hash, new_credential
-from services.lobby.keepers import ClockKeeper, ResultKeeper, keep_running, watch_clock
+from services.lobby.keepers import (
+    ClockKeeper,
+    ResultKeeper,
+    game_ticks,
+    keep_running,
+    watch_clock,
+)
 from services.lobby.repository import TableRepository
 from services.lobby.request_ids import RequestIds, with_request_id
 from services.lobby.tournaments_service import (
@@ -139,7 +147,13 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.GetTableRequest, context: Context
     ) -> lobby_pb2.Table:
         _version, table = await self._tables.load(request.table_id)
-        return table_to_proto(table, await self._tables.summary(table))
+        summary = await self._tables.summary(table)
+        if table.clock is None or not table.started:
+            return table_to_proto(table, summary)
+        ticks = await _call_rules(game_ticks(self._rules, table.game_id))
+        now = int(time.time() * 1000)
+        seats = [seat.number for seat in table.seats if seat.taken]
+        return table_to_proto(table, summary, clocks(table.clock, seats, ticks, now), now)
 
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: Context

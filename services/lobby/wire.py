@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from services.lobby import tables
+from services.lobby.clocks import SeatClock
 from services.projections.game_summaries import Summary
 from shikoku.v1 import lobby_pb2
 
@@ -25,7 +28,12 @@ def game_summary(summary: Summary | None) -> lobby_pb2.GameSummary | None:
     )
 
 
-def table_to_proto(table: tables.Table, summary: Summary | None = None) -> lobby_pb2.Table:
+def table_to_proto(
+    table: tables.Table,
+    summary: Summary | None = None,
+    seat_clocks: Mapping[int, SeatClock] | None = None,
+    as_of_ms: int = 0,
+) -> lobby_pb2.Table:
     status = lobby_pb2.TABLE_STATUS_OPEN
     if table.abandoned:
         status = lobby_pb2.TABLE_STATUS_ABANDONED
@@ -67,6 +75,16 @@ def table_to_proto(table: tables.Table, summary: Summary | None = None) -> lobby
         )
     if (game := game_summary(summary)) is not None:
         message.game.CopyFrom(game)
+    for seat in message.seats:
+        if (clock := (seat_clocks or {}).get(seat.number)) is not None:
+            seat.clock.CopyFrom(
+                lobby_pb2.SeatClock(
+                    remaining_ms=clock.remaining_ms,
+                    used_ms=clock.used_ms,
+                    running=clock.running,
+                    as_of_ms=as_of_ms,
+                )
+            )
     return message
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from shikoku.random_player import RandomPlayer
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, routes_pb2_grpc
-from tests.e2e.api import Client, System, auth, document, expect_error
+from tests.e2e.api import PASS, Client, System, auth, document, expect_error
 from tests.e2e.test_players import register
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
@@ -155,3 +155,37 @@ def test_a_clock_running_out(client: Client, policy: lobby_pb2.ClockPolicy.Value
     else:
         assert table.seats[0].ran_out == "forfeited"
         assert state["result"]["reason"] == "ended"
+
+
+def test_a_table_shows_each_seats_clock(client: Client) -> None:
+    clock = lobby_pb2.ClockOptions(
+        bank_seconds=600, increment_seconds=5, policy=lobby_pb2.CLOCK_POLICY_FLAG
+    )
+    options = lobby_pb2.TableOptions(fixed_seat_order=True, clock=clock)
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2, options=options))
+    table_id = created.table.table_id
+    tokens = [
+        client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=name)
+        ).seat_token
+        for name in ("First", "Second")
+    ]
+    before = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
+    assert not before.seats[0].HasField("clock")  # no game, no clock yet
+    client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+    )
+    time.sleep(0.3)
+    first, second = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id)).seats
+    assert first.clock.running and not second.clock.running  # seat 1 opens the auction
+    assert 300 <= first.clock.used_ms < 600_000
+    assert first.clock.remaining_ms == 600_000 - first.clock.used_ms
+    assert second.clock.remaining_ms == 600_000 and second.clock.used_ms == 0
+    assert abs(first.clock.as_of_ms - time.time() * 1000) < 10_000
+
+    client.game.SubmitCommand(
+        game_pb2.SubmitCommandRequest(game_id=table_id, command=PASS), metadata=auth(tokens[0])
+    )
+    first, second = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id)).seats
+    assert second.clock.running and not first.clock.running
+    assert first.clock.remaining_ms == 600_000  # the increment pays the turn back, to the bank
