@@ -62,8 +62,13 @@ def expect_error(call: Callable[[], object], code: grpc.StatusCode, reason: str)
     assert ShikokuError.from_rpc_error(error).reason == reason
 
 
-def started_table(client: Client, seats: int = 3) -> tuple[str, list[str], str]:
-    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=seats))
+def open_table(
+    client: Client, seats: int = 3, options: lobby_pb2.TableOptions | None = None
+) -> tuple[str, list[str], str]:
+    """A table with every seat taken, not started: (table id, seat tokens, host token)."""
+    created = client.lobby.CreateTable(
+        lobby_pb2.CreateTableRequest(seat_count=seats, options=options)
+    )
     table_id = created.table.table_id
     tokens = [
         client.lobby.JoinTable(
@@ -71,7 +76,15 @@ def started_table(client: Client, seats: int = 3) -> tuple[str, list[str], str]:
         ).seat_token
         for n in range(1, seats + 1)
     ]
+    return table_id, tokens, created.host_token
+
+
+def started_table(
+    client: Client, seats: int = 3, options: lobby_pb2.TableOptions | None = None
+) -> tuple[str, list[str], str]:
+    """A started table: (game id, seat tokens, host token)."""
+    table_id, tokens, host_token = open_table(client, seats, options)
     started = client.lobby.StartTable(
-        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(host_token)
     )
-    return started.game_id, tokens, created.host_token
+    return started.game_id, tokens, host_token

@@ -6,7 +6,7 @@ import grpc
 import pytest
 
 from shikoku.v1 import game_pb2, lobby_pb2
-from tests.e2e.api import PASS, Client, auth, expect_error
+from tests.e2e.api import PASS, Client, auth, expect_error, started_table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
 
@@ -14,18 +14,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
 def running_table(client: Client, options: lobby_pb2.TableOptions) -> tuple[str, list[str], str]:
     """A started 2-seat table with these options: (game id, seat tokens, host token)."""
     options.fixed_seat_order = True
-    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2, options=options))
-    table_id = created.table.table_id
-    tokens = [
-        client.lobby.JoinTable(
-            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=name)
-        ).seat_token
-        for name in ("Alice", "Bob")
-    ]
-    client.lobby.StartTable(
-        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
-    )
-    return table_id, tokens, created.host_token
+    return started_table(client, 2, options)
 
 
 def state_version(client: Client, game_id: str, token: str = "", version: int = 0) -> int:

@@ -14,7 +14,7 @@ import pytest
 
 from shikoku.random_player import RandomPlayer
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, routes_pb2_grpc
-from tests.e2e.api import PASS, Client, System, auth, document, expect_error
+from tests.e2e.api import PASS, Client, System, auth, document, expect_error, open_table
 from tests.e2e.test_players import register
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
@@ -162,18 +162,11 @@ def test_a_table_shows_each_seats_clock(client: Client) -> None:
         bank_seconds=600, increment_seconds=5, policy=lobby_pb2.CLOCK_POLICY_FLAG
     )
     options = lobby_pb2.TableOptions(fixed_seat_order=True, clock=clock)
-    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2, options=options))
-    table_id = created.table.table_id
-    tokens = [
-        client.lobby.JoinTable(
-            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=name)
-        ).seat_token
-        for name in ("First", "Second")
-    ]
+    table_id, tokens, host_token = open_table(client, 2, options)
     before = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
     assert not before.seats[0].HasField("clock")  # no game, no clock yet
     client.lobby.StartTable(
-        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(host_token)
     )
     time.sleep(0.3)
     first, second = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id)).seats
