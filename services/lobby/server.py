@@ -148,12 +148,21 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.Table:
         _version, table = await self._tables.load(request.table_id)
         summary = await self._tables.summary(table)
-        if table.clock is None or not table.started:
+        if table.clock is None or not table.started or not await self._sees_live(context, table):
             return table_to_proto(table, summary)
         ticks = await _call_rules(game_ticks(self._rules, table.game_id))
         now = int(time.time() * 1000)
         seats = [seat.number for seat in table.seats if seat.taken]
         return table_to_proto(table, summary, clocks(table.clock, seats, ticks, now), now)
+
+    async def _sees_live(self, context: Context, table: tables.Table) -> bool:
+        """Whether the caller sees the table's game as it stands (a running clock says who
+        must act now, which spectators kept some actions behind must not learn)."""
+        caller = (await self._caller(context)) if _has_credential(context) else None
+        try:
+            return watching_delay(caller, table) == 0
+        except Rejected:  # closed to spectators
+            return False
 
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: Context

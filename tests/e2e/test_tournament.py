@@ -14,7 +14,16 @@ import pytest
 
 from shikoku.random_player import RandomPlayer
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, routes_pb2_grpc
-from tests.e2e.api import PASS, Client, System, auth, document, expect_error, open_table
+from tests.e2e.api import (
+    PASS,
+    Client,
+    System,
+    auth,
+    document,
+    expect_error,
+    open_table,
+    started_table,
+)
 from tests.e2e.test_players import register
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
@@ -182,3 +191,17 @@ def test_a_table_shows_each_seats_clock(client: Client) -> None:
     first, second = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id)).seats
     assert second.clock.running and not first.clock.running
     assert first.clock.remaining_ms == 600_000  # the increment pays the turn back, to the bank
+
+
+def test_spectators_kept_behind_do_not_see_whose_clock_runs(client: Client) -> None:
+    clock = lobby_pb2.ClockOptions(
+        bank_seconds=600, increment_seconds=0, policy=lobby_pb2.CLOCK_POLICY_FLAG
+    )
+    options = lobby_pb2.TableOptions(clock=clock, spectator_delay_actions=2)
+    table_id, tokens, host_token = started_table(client, 2, options)
+    request = lobby_pb2.GetTableRequest(table_id=table_id)
+    assert not any(seat.HasField("clock") for seat in client.lobby.GetTable(request).seats)
+    for credential in (tokens[1], host_token):  # the table's own see the clocks
+        seats = client.lobby.GetTable(request, metadata=auth(credential)).seats
+        assert all(seat.HasField("clock") for seat in seats)
+        assert sum(seat.clock.running for seat in seats) == 1
