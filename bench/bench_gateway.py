@@ -75,6 +75,7 @@ def watched(gateway: str, api_key: str, game_id: str) -> tuple[list[threading.Th
 def main() -> None:
     # One address, no credentials: the per-caller rate limit would only measure itself.
     os.environ.setdefault("SHIKOKU_RATE_PER_SECOND", "0")
+    os.environ.setdefault("SHIKOKU_STREAMS_PER_CALLER", "0")
     with (
         open(os.devnull, "w") as quiet,
         System.on_free_ports(log=quiet) as system,

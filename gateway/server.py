@@ -12,8 +12,10 @@ import grpc
 
 from gateway.auth import current_grant
 from gateway.caching import remember
+from gateway.rate_limit import Limits, caller_key
 from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
+from gateway.stream_quota import StreamQuota
 from gateway.watching import GameWatchers
 from services.rules.codec import event_to_proto
 from shikoku.config import Addresses, redis_client
@@ -128,10 +130,14 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         rules: rules_pb2_grpc.RulesServiceAsyncStub,
         events: EventStore,
         spectators: SpectatorGate,
+        streams: StreamQuota | None = None,
+        trusted_proxies: frozenset[str] = frozenset(),
     ) -> None:
         self._rules = rules
         self._events = events
         self._spectators = spectators
+        self._streams = streams or StreamQuota()
+        self._trusted_proxies = trusted_proxies
         self._watchers = GameWatchers(events)
         self._event_messages: OrderedDict[tuple[str, int], game_pb2.GameEvent] = OrderedDict()
         self._states: OrderedDict[tuple[str, int], asyncio.Future[game_pb2.GameState]] = (
@@ -207,16 +213,19 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         delay = current_grant().delay_actions
         view = SpectatorView(delay)
         held: deque[StoredEvent] = deque()
-        # A delayed spectator's view depends on the whole log, so it is read from the start.
-        async for batch in self._watchers.watch(game_id, 1 if delay else first, quiet_seconds):
-            for event in batch:
-                view.see(event)
-                if event.version >= first:
-                    held.append(event)
-            released = []
-            while held and held[0].version <= view.visible:
-                released.append(held.popleft())
-            yield released
+        caller = caller_key(context.invocation_metadata(), context.peer(), self._trusted_proxies)
+        with self._streams.held(caller):
+            # A delayed spectator's view depends on the whole log, so it is read from the start.
+            watched = self._watchers.watch(game_id, 1 if delay else first, quiet_seconds)
+            async for batch in watched:
+                for event in batch:
+                    view.see(event)
+                    if event.version >= first:
+                        held.append(event)
+                released = []
+                while held and held[0].version <= view.visible:
+                    released.append(held.popleft())
+                yield released
 
     def _event_message(self, game_id: str, event: StoredEvent) -> game_pb2.GameEvent:
         """The event as sent, built once for all of the game's watchers (a version's event
@@ -267,13 +276,15 @@ class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
 async def main() -> None:
     from gateway.api_keys import ApiKeys
     from gateway.auth import Authorization
-    from gateway.rate_limit import Limits, RateLimit, TokenBuckets
+    from gateway.rate_limit import RateLimit, TokenBuckets
 
     addresses = Addresses.from_env()
     redis = redis_client()
     lobby_channel = grpc.aio.insecure_channel(addresses.lobby)
     rules_channel = grpc.aio.insecure_channel(addresses.rules)
     routes_channel = grpc.aio.insecure_channel(addresses.routes)
+
+    limits = Limits.from_env()
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
@@ -282,7 +293,13 @@ async def main() -> None:
         events = EventStore(redis, "game")
         spectators = SpectatorGate(events)
         game_pb2_grpc.add_GameServiceServicer_to_server(
-            GameGateway(rules_pb2_grpc.RulesServiceStub(rules_channel), events, spectators),
+            GameGateway(
+                rules_pb2_grpc.RulesServiceStub(rules_channel),
+                events,
+                spectators,
+                StreamQuota.from_env(),
+                limits.trusted_proxies,
+            ),
             server,
         )
         routes_pb2_grpc.add_RoutesServiceServicer_to_server(
@@ -305,7 +322,7 @@ async def main() -> None:
     # Rate limits first: a flood of bad keys or credentials must not reach the lobby. Both
     # share one key cache, so a key costs one Redis read per gateway every few seconds.
     api_keys = ApiKeys(redis)
-    rate_limit = RateLimit(TokenBuckets(redis, Limits.from_env()), api_keys)
+    rate_limit = RateLimit(TokenBuckets(redis, limits), api_keys)
     authorization = Authorization(
         api_keys, internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
     )

@@ -1,5 +1,6 @@
 """Rate limits through the real gateway, on a system of its own started with small limits (2
-calls a second, bursts of 5): a client that hammers it is told to wait; others are served."""
+calls a second, bursts of 5, 2 open streams per caller): a client that hammers it is told to
+wait; others are served."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from examples.random_bot import seat_table
 from shikoku.grpc_errors import Metadata
-from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
+from shikoku_sdk import Client as SdkClient
+from shikoku_sdk import ShikokuError
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import Client, System, auth
 from tests.e2e.launch import issue_api_key, start_system, stop_system
@@ -23,7 +27,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
 @pytest.fixture(scope="module")
 def limited(redis_url: str) -> Iterator[System]:
-    system = start_system(redis_url, SHIKOKU_RATE_PER_SECOND="2", SHIKOKU_RATE_BURST="5")
+    system = start_system(
+        redis_url,
+        SHIKOKU_RATE_PER_SECOND="2",
+        SHIKOKU_RATE_BURST="5",
+        SHIKOKU_STREAMS_PER_CALLER="2",
+    )
     yield system
     stop_system(system)
 
@@ -112,3 +121,23 @@ def test_an_application_key_with_limits_of_its_own(limited: System) -> None:
     info, _delay = details(raised.value)
     assert info.reason == "RATE_LIMITED"
     assert dict(info.metadata) == {"limit_per_second": "1", "burst": "30"}
+
+
+def test_a_caller_may_hold_only_so_many_streams_open(limited: System) -> None:
+    fast_key = issue_api_key(limited.redis_url, "watcher", "--per-second", "100", "--burst", "100")
+    with SdkClient(limited.gateway, api_key=fast_key) as client:
+        game_id, seats = seat_table(client, 2)
+        seat = next(iter(seats.values()))
+        watches = [seat.watch(game_id) for _ in range(2)]
+        assert [next(iter(watch)).event.version for watch in watches] == [1, 1]
+        request = game_pb2.WatchGameRequest(game_id=game_id)
+        with pytest.raises(grpc.RpcError) as refused:
+            next(iter(seat.games.WatchGame(request, metadata=auth(seat.credential or ""))))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert ShikokuError.from_rpc_error(refused.value).reason == "TOO_MANY_STREAMS"
+        watches[0].close()
+        time.sleep(0.5)
+        third = seat.watch(game_id)
+        assert next(iter(third)).event.version == 1  # a closed stream frees its place
+        third.close()
+        watches[1].close()
