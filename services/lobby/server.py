@@ -54,7 +54,7 @@ from shikoku.grpc_server import Context, serve
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
-from shikoku.metadata import MISSING_CREDENTIAL, bearer_token
+from shikoku.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_token
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 
@@ -66,7 +66,9 @@ ROLES[lobby_pb2.ROLE_HOST] = "host"
 
 
 def _has_credential(context: Context) -> bool:
-    return any(key == "authorization" for key, _ in context.invocation_metadata() or ())
+    """Whether the call carries a bearer credential (an empty one counts as none, as at the
+    gateway)."""
+    return bool(optional_bearer_token(context.invocation_metadata()))
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
