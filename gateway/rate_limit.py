@@ -196,7 +196,16 @@ class RateLimit(Admission):
         metadata = context.invocation_metadata()
         defaults = self._buckets.limits
         key = caller_key(metadata, context.peer(), defaults.trusted_proxies)
-        application = await self._api_keys.known(api_key_from(metadata)) if self._api_keys else None
-        limits = defaults.for_application(application)
+        limits = defaults.for_application(await self._application(api_key_from(metadata)))
         if (wait := await self._buckets.take(key, limits)) is not None:
             raise self._buckets.refusal(wait, limits)
+
+    async def _application(self, api_key: str) -> ApiKey | None:
+        """The caller's application, if it can be told quickly (its limits replace the
+        defaults); a Redis that hangs must not hold every call up here."""
+        if self._api_keys is None:
+            return None
+        try:
+            return await asyncio.wait_for(self._api_keys.known(api_key), REDIS_SECONDS)
+        except TimeoutError:
+            return None
