@@ -22,8 +22,7 @@ from services.rules.paging import page_of
 from services.rules.repository import GameRepository
 from services.rules.snapshots import SnapshotStore
 from shikoku.config import Addresses, redis_client
-from shikoku.eventstore import EventStore
-from shikoku.grpc_errors import abort
+from shikoku.eventstore import EventStore, StoredEvent
 from shikoku.grpc_server import Context, serve
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.rejection import Kind, Rejected
@@ -91,21 +90,17 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def CorporationGraph(
         self, request: rules_pb2.CorporationGraphRequest, context: Context
     ) -> routes_pb2.TrackGraph:
+        loaded = await self._games.load(request.game_id)
         try:
-            loaded = await self._games.load(request.game_id)
-            try:
-                loaded.state.corporation(request.corporation)
-            except KeyError:
-                raise Rejected(
-                    "UNKNOWN_CORPORATION",
-                    f"there is no corporation {request.corporation!r}",
-                    Kind.INVALID_ARGUMENT,
-                    {"field": "corporation", "corporation": request.corporation},
-                ) from None
-            graph = route_pricing.corporation_graph(loaded.state, request.corporation)
-        except Rejected as rejection:
-            await abort(context, rejection)
-            raise
+            loaded.state.corporation(request.corporation)
+        except KeyError:
+            raise Rejected(
+                "UNKNOWN_CORPORATION",
+                f"there is no corporation {request.corporation!r}",
+                Kind.INVALID_ARGUMENT,
+                {"field": "corporation", "corporation": request.corporation},
+            ) from None
+        graph = route_pricing.corporation_graph(loaded.state, request.corporation)
         return wire.graph_to_proto(graph)
 
     async def CreateGame(
@@ -124,64 +119,44 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             stored = await self._games.execute(request.game_id, command)
             return rules_pb2.CreateGameResponse(version=stored[-1].version)
         except Rejected as rejection:
-            if rejection.reason == "GAME_EXISTS":
-                loaded = await self._games.load(request.game_id)
-                return rules_pb2.CreateGameResponse(version=loaded.version)
-            await abort(context, rejection)
-            raise
+            if rejection.reason != "GAME_EXISTS":
+                raise
+            loaded = await self._games.load(request.game_id)
+            return rules_pb2.CreateGameResponse(version=loaded.version)
 
     async def Submit(
         self, request: rules_pb2.SubmitRequest, context: Context
     ) -> game_pb2.SubmitCommandResponse:
-        try:
-            if len(request.command_id) > MAX_COMMAND_ID:
-                raise Rejected(
-                    "INVALID_COMMAND_ID",
-                    f"a command id has at most {MAX_COMMAND_ID} characters",
-                    Kind.INVALID_ARGUMENT,
-                    {"field": "command_id"},
-                )
-            command = codec.command_from_proto(request.seat, request.command)
-            # Without the client's id, one of ours: a write whose reply Redis lost and the
-            # client library retried is then recognised instead of applied twice.
-            command_id = request.command_id or f"auto-{uuid.uuid4()}"
-            stored = await self._games.execute(request.game_id, command, self._prepare, command_id)
-        except Rejected as rejection:
-            await abort(context, rejection)
-            raise
-        return game_pb2.SubmitCommandResponse(
-            version=stored[-1].version,
-            events=[codec.event_to_proto(request.game_id, event) for event in stored],
-        )
+        if len(request.command_id) > MAX_COMMAND_ID:
+            raise Rejected(
+                "INVALID_COMMAND_ID",
+                f"a command id has at most {MAX_COMMAND_ID} characters",
+                Kind.INVALID_ARGUMENT,
+                {"field": "command_id"},
+            )
+        command = codec.command_from_proto(request.seat, request.command)
+        # Without the client's id, one of ours: a write whose reply Redis lost and the
+        # client library retried is then recognised instead of applied twice.
+        command_id = request.command_id or f"auto-{uuid.uuid4()}"
+        stored = await self._games.execute(request.game_id, command, self._prepare, command_id)
+        return _applied(request.game_id, stored)
 
     async def EndGame(
         self, request: rules_pb2.EndGameRequest, context: Context
     ) -> game_pb2.SubmitCommandResponse:
-        try:
-            stored = await self._games.execute(request.game_id, EndGame())
-        except Rejected as rejection:
-            await abort(context, rejection)
-            raise
-        return game_pb2.SubmitCommandResponse(
-            version=stored[-1].version,
-            events=[codec.event_to_proto(request.game_id, event) for event in stored],
-        )
+        return _applied(request.game_id, await self._games.execute(request.game_id, EndGame()))
 
     async def GetState(
         self, request: game_pb2.GetStateRequest, context: Context
     ) -> game_pb2.GameState:
-        try:
-            if request.version < 0:
-                raise Rejected(
-                    "INVALID_VERSION",
-                    "version must be >= 0",
-                    Kind.INVALID_ARGUMENT,
-                    {"field": "version"},
-                )
-            loaded = await self._games.load(request.game_id, request.version or None)
-        except Rejected as rejection:
-            await abort(context, rejection)
-            raise
+        if request.version < 0:
+            raise Rejected(
+                "INVALID_VERSION",
+                "version must be >= 0",
+                Kind.INVALID_ARGUMENT,
+                {"field": "version"},
+            )
+        loaded = await self._games.load(request.game_id, request.version or None)
         return game_pb2.GameState(
             game_id=request.game_id,
             version=loaded.version,
@@ -192,11 +167,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def ListLegalActions(
         self, request: game_pb2.ListLegalActionsRequest, context: Context
     ) -> game_pb2.ListLegalActionsResponse:
-        try:
-            loaded = await self._games.load(request.game_id)
-        except Rejected as rejection:
-            await abort(context, rejection)
-            raise
+        loaded = await self._games.load(request.game_id)
         actions, next_page_token = page_of(
             legal_actions(loaded.state), loaded.version, request.page_size, request.page_token
         )
@@ -205,6 +176,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             actions=[codec.legal_action_to_proto(a) for a in actions],
             next_page_token=next_page_token,
         )
+
+
+def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandResponse:
+    """The answer to an accepted command: the events it caused and the version after them."""
+    return game_pb2.SubmitCommandResponse(
+        version=stored[-1].version,
+        events=[codec.event_to_proto(game_id, event) for event in stored],
+    )
 
 
 async def main() -> None:
