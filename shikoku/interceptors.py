@@ -116,10 +116,15 @@ class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         try:
             await self.admit(method, request, context)
         except Exception as error:
-            rejection = as_rejected(error)
-            if rejection is None:
-                raise
-            await context.abort_with_status(to_status(rejection))  # type: ignore[attr-defined]
+            await _end_call(error, context)
+
+
+async def _end_call(error: Exception, context: Context) -> None:
+    """Ends the call with the status `error` stands for; an error that is no refusal goes on."""
+    rejection = as_rejected(error)
+    if rejection is None:
+        raise error
+    await context.abort_with_status(to_status(rejection))  # type: ignore[attr-defined]
 
 
 def _unary(behaviour: Behaviour) -> Behaviour:
@@ -127,10 +132,7 @@ def _unary(behaviour: Behaviour) -> Behaviour:
         try:
             return await behaviour(request, context)
         except Exception as error:
-            rejection = as_rejected(error)
-            if rejection is None:
-                raise
-            await context.abort_with_status(to_status(rejection))  # type: ignore[attr-defined]
+            await _end_call(error, context)
 
     return call
 
@@ -141,9 +143,6 @@ def _streaming(behaviour: Behaviour) -> Behaviour:
             async for item in behaviour(request, context):
                 yield item
         except Exception as error:
-            rejection = as_rejected(error)
-            if rejection is None:
-                raise
-            await context.abort_with_status(to_status(rejection))  # type: ignore[attr-defined]
+            await _end_call(error, context)
 
     return call

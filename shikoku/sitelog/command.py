@@ -43,10 +43,7 @@ def import_game(
 
 def replay_through(game: SiteGame, gateway: str, as_json: bool, api_key: str | None) -> int:
     with keyed_channel(gateway, api_key) as channel:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
-        except grpc.FutureTimeoutError:
-            print(f"shikoku import: no gateway answers at {gateway}", file=sys.stderr)
+        if not _answers(channel, gateway, "import"):
             return 2
         table = GatewayTable(game, channel)
         outcome = replay(game, table, None if as_json else _progress_bar())
@@ -55,6 +52,16 @@ def replay_through(game: SiteGame, gateway: str, as_json: bool, api_key: str | N
     else:
         print(report(game, outcome))
     return 0 if outcome.matches(game) else 1
+
+
+def _answers(channel: grpc.Channel, gateway: str, command: str) -> bool:
+    """Whether the gateway accepts the connection in time (if not, says so on stderr)."""
+    try:
+        grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
+    except grpc.FutureTimeoutError:
+        print(f"shikoku {command}: no gateway answers at {gateway}", file=sys.stderr)
+        return False
+    return True
 
 
 def _progress_bar() -> Callable[[int, int], None]:
@@ -97,10 +104,7 @@ def report(game: SiteGame, outcome: Outcome) -> str:
 def export_game(game_id: str, gateway: str, out: Path | None, api_key: str | None = None) -> int:
     """Writes the game's 18xx.games export (JSON) to `out` or stdout."""
     with keyed_channel(gateway, api_key) as channel:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
-        except grpc.FutureTimeoutError:
-            print(f"shikoku export: no gateway answers at {gateway}", file=sys.stderr)
+        if not _answers(channel, gateway, "export"):
             return 2
         try:
             stored = read_log(game_pb2_grpc.GameServiceStub(channel), game_id)
