@@ -23,7 +23,6 @@ from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.metadata import optional_bearer_token
 from shikoku.rejection import Kind, Rejected
-from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2
 
 AUTHORIZE_SECONDS = 5.0
 
@@ -77,11 +76,6 @@ RULES: dict[str, Rule] = {
     "/shikoku.v1.RoutesService/Optimize": Rule(WATCH_GAME, "game_id", optional=True),
 }
 
-PUBLIC_SERVICES = (
-    lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"],
-    game_pb2.DESCRIPTOR.services_by_name["GameService"],
-    routes_pb2.DESCRIPTOR.services_by_name["RoutesService"],
-)
 
 NO_RULE = Rejected(
     "NO_ACCESS_RULE", "this method has no access rule, so no one may call it", Kind.UNIMPLEMENTED

@@ -24,6 +24,7 @@ from shikoku.forwarding import forward, relay_error
 from shikoku.grpc_server import Context, serve
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
+from shikoku.public_api import public_services
 from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import (
     game_pb2,
@@ -305,14 +306,7 @@ async def main() -> None:
         routes_pb2_grpc.add_RoutesServiceServicer_to_server(
             RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel), spectators), server
         )
-        return [
-            descriptor.services_by_name[name].full_name
-            for descriptor, name in (
-                (lobby_pb2.DESCRIPTOR, "LobbyService"),
-                (game_pb2.DESCRIPTOR, "GameService"),
-                (routes_pb2.DESCRIPTOR, "RoutesService"),
-            )
-        ]
+        return [service.full_name for service in public_services()]
 
     async def stop() -> None:
         for channel in (lobby_channel, rules_channel, routes_channel):

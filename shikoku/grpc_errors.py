@@ -60,7 +60,7 @@ async def abort(context: Context, rejection: Rejected) -> None:
 def from_rpc_error(error: grpc.aio.AioRpcError | grpc.RpcError) -> Rejected | None:
     """The Rejected carried by an upstream error (its ErrorInfo, and its RetryInfo's delay), so
     that a service can pass it on intact."""
-    status = _status_of(error)
+    status = rich_status(error)
     if status is None:
         return None
     info, retry = error_details_pb2.ErrorInfo(), error_details_pb2.RetryInfo()
@@ -83,7 +83,8 @@ def from_rpc_error(error: grpc.aio.AioRpcError | grpc.RpcError) -> Rejected | No
     )
 
 
-def _status_of(error: grpc.aio.AioRpcError | grpc.RpcError) -> status_pb2.Status | None:
+def rich_status(error: grpc.aio.AioRpcError | grpc.RpcError) -> status_pb2.Status | None:
+    """The google.rpc.Status a failed call's trailers carry, if the server sent one."""
     for key, value in cast(Metadata, error.trailing_metadata() or ()):
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
             return status_pb2.Status.FromString(value)

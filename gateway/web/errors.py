@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, cast
+from typing import Any
 
 import grpc
 from google.protobuf import any_pb2, json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from shikoku.grpc_errors import DOMAIN, Metadata
+from shikoku.grpc_errors import DOMAIN, rich_status
 
 _HTTP_STATUS: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.OK: 200,
@@ -37,9 +37,8 @@ def http_status(code: grpc.StatusCode) -> int:
 def status_of(error: grpc.aio.AioRpcError) -> status_pb2.Status:
     """The rich status of a failed call: from `grpc-status-details-bin` when the server sent
     one, else just its code and message."""
-    for key, value in cast(Metadata, error.trailing_metadata() or ()):
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            return status_pb2.Status.FromString(value)
+    if (status := rich_status(error)) is not None:
+        return status
     return status_pb2.Status(code=error.code().value[0], message=error.details() or "")
 
 

@@ -10,16 +10,10 @@ from typing import Any
 
 import grpc
 from google.protobuf import message_factory
-from google.protobuf.descriptor import FileDescriptor, ServiceDescriptor
+from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
-from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2
-
-PUBLIC_FILES: tuple[FileDescriptor, ...] = (
-    lobby_pb2.DESCRIPTOR,
-    game_pb2.DESCRIPTOR,
-    routes_pb2.DESCRIPTOR,
-)
+from shikoku.public_api import public_services
 
 
 @dataclass(frozen=True)
@@ -61,6 +55,4 @@ def methods_of(services: Iterable[ServiceDescriptor]) -> dict[str, Method]:
 
 
 def public_methods() -> dict[str, Method]:
-    return methods_of(
-        service for file in PUBLIC_FILES for service in file.services_by_name.values()
-    )
+    return methods_of(public_services())
