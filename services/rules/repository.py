@@ -44,6 +44,15 @@ class Loaded:
     state: GameState
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Timeline:
+    """A game's timeline as far as `version` of its log, and the state there, to go on from."""
+
+    version: int
+    state: GameState
+    moments: tuple[Moment, ...]
+
+
 def to_new_event(event: Event) -> NewEvent:
     return NewEvent(type=event.TYPE, schema_version=event.SCHEMA, payload=event.payload())
 
@@ -63,11 +72,14 @@ class GameRepository:
         self._store = store
         self._snapshots = snapshots
         self._latest: dict[str, Loaded] = {}
+        self._timelines: dict[str, _Timeline] = {}
 
-    async def log(self, game_id: str, to_version: int | None = None) -> list[Logged]:
+    async def log(
+        self, game_id: str, to_version: int | None = None, from_version: int = 1
+    ) -> list[Logged]:
         return [
             Logged(stored.version, to_domain(stored), stored.cause)
-            for stored in await self._store.read(game_id, 1, to_version)
+            for stored in await self._store.read(game_id, from_version, to_version)
         ]
 
     async def load(self, game_id: str, version: int | None = None) -> Loaded:
@@ -94,17 +106,24 @@ class GameRepository:
 
     async def timeline(self, game_id: str) -> list[Moment]:
         """Each command that still counts: when it was accepted, who submitted it and who
-        must act after it (for clocks, which are derived from the log)."""
-        moments: list[Moment] = []
-        state = GameState()
-        counting = undo.effective(await self.log(game_id))
-        if not counting:
-            raise self._not_found(game_id)
-        cause: Mapping[str, Any] = {}
-        for index, logged in enumerate(counting):
+        must act after it (for clocks, which are derived from the log). Kept between calls and
+        extended with the new events only, unless an undo changed what counts."""
+        known = self._timelines.get(game_id)
+        tail = await self.log(game_id, from_version=known.version + 1) if known else []
+        if known is None or undo.has_undo(tail):
+            log = await self.log(game_id)
+            if not log:
+                raise self._not_found(game_id)
+            known, tail = _Timeline(0, GameState(), ()), undo.effective(log)
+            last = log[-1].version
+        else:
+            last = tail[-1].version if tail else known.version
+        state, moments = known.state, list(known.moments)
+        cause: Mapping[str, Any] = {}  # a tail starts a batch, whose first event has the cause
+        for index, logged in enumerate(tail):
             cause = logged.cause if logged.cause is not None else cause
             state = fold([logged.event], state)
-            if index + 1 == len(counting) or counting[index + 1].cause is not None:
+            if index + 1 == len(tail) or tail[index + 1].cause is not None:
                 seat = cause.get("seat")
                 moments.append(
                     Moment(
@@ -114,6 +133,7 @@ class GameRepository:
                         acting_after=state.acting_seats,
                     )
                 )
+        self._timelines[game_id] = _Timeline(last, state, tuple(moments))
         return moments
 
     async def _from_snapshot(self, game_id: str) -> Loaded:
