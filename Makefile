@@ -30,7 +30,7 @@ $(GENERATED): $(PROTOS) $(INSTALLED)
 # holds shikoku.v1 to. A release decision: run it to release, never to silence a break.
 .PHONY: api-release
 api-release: $(GENERATED)
-	$(BIN)/python -m shikoku.api_surface > protos/releases/shikoku.v1.json.tmp \
+	$(BIN)/python -m tools.api_surface > protos/releases/shikoku.v1.json.tmp \
 		|| { rm -f protos/releases/shikoku.v1.json.tmp; exit 1; }
 	mv protos/releases/shikoku.v1.json.tmp protos/releases/shikoku.v1.json
 
@@ -40,6 +40,7 @@ run: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports
 
 unit: setup
 	$(BIN)/pytest -m "not e2e"

@@ -18,10 +18,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 
-from shikoku.random_player import RandomPlayer
-from shikoku.supervisor import System
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc, routes_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
+from shikoku_sdk.random_player import RandomPlayer
+from tools.supervisor import System
 
 WATCHERS, SEATS = 100, 4
 

@@ -12,13 +12,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 
-from shikoku.sitelog.export_format import load
-from shikoku.sitelog.gateway_table import GatewayTable
-from shikoku.sitelog.in_process import InProcessTable
-from shikoku.sitelog.replay import replay
-from shikoku.supervisor import System
 from shikoku_sdk.channel import keyed_channel
 from tests.shared import site_game_files
+from tools.sitelog.export_format import load
+from tools.sitelog.gateway_table import GatewayTable
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import replay
+from tools.supervisor import System
 
 
 def main() -> None:

@@ -28,9 +28,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.routes.graph import Node, NodeKind, Segment, TrackGraph, Train
-from services.routes.solver import solve
-from services.routes.validation import NodeRoute, evaluate
+from infra.deadlines import seconds_from_now
+from services.routes.engine.graph import Node, NodeKind, Segment, TrackGraph, Train
+from services.routes.engine.solver import solve
+from services.routes.engine.validation import NodeRoute, evaluate
 
 STEPS = ((0, 2), (-1, 1), (-1, -1), (0, -2), (1, -1), (1, 1))
 
@@ -335,7 +336,7 @@ def _bench(kind: str, trains: tuple[Train, ...], text: str, args: argparse.Names
         runs: list[float] = []
         while len(runs) < args.repeats and sum(runs) < 0.2:
             t0 = time.perf_counter()
-            solution = solve(graph, deadline=time.monotonic() + args.timeout)
+            solution = solve(graph, deadline=seconds_from_now(args.timeout))
             runs.append(time.perf_counter() - t0)
         unproven += not solution.proven
         check = evaluate(graph, [NodeRoute(r.train, r.nodes) for r in solution.routes])

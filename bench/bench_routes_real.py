@@ -15,14 +15,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.routes.graph import TrackGraph, Train
-from services.routes.solver import solve
+from services.routes.engine.graph import TrackGraph, Train
+from services.routes.engine.solver import solve
+from services.rules.domain.route_pricing import corporation_graph
 from services.rules.domain.state import GameState, OperatingRound, Step
-from services.rules.route_pricing import corporation_graph
-from shikoku.sitelog.export_format import load
-from shikoku.sitelog.in_process import InProcessTable
-from shikoku.sitelog.replay import step_through
 from tests.shared import site_game_files
+from tools.sitelog.export_format import load
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import step_through
 
 REPEATS = 7
 GOAL_MEDIAN_MS, GOAL_MAX_MS, GOAL_LATE_D_MS = 5.0, 50.0, 100.0

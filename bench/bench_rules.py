@@ -10,12 +10,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.rules.bots import choose, command_for
 from services.rules.domain.commands import Command, CreateGame
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import Event, SeatedPlayer
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
+from tools.bots import choose, command_for
 
 GAMES = 20
 

@@ -3,7 +3,7 @@
     python -m examples.random_bot 127.0.0.1:50051 4
 
 Creates a table of N seats, takes them all, starts it, then asks for the legal actions and plays
-one at random (the choice and its parameters come from shikoku.random_player) until the game
+one at random (the choice and its parameters come from shikoku_sdk.random_player) until the game
 is over.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import random
 
-from shikoku.random_player import choose, command_for
 from shikoku_sdk import Client, game_pb2, state_document
+from shikoku_sdk.random_player import choose, command_for
 
 
 def seat_table(client: Client, players: int) -> tuple[str, dict[int, Client]]:

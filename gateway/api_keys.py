@@ -22,7 +22,7 @@ from typing import TypeVar, cast
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shikoku.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected
 
 API_KEY_HEADER = "x-api-key"
 KEY_PREFIX = "k-"

@@ -16,13 +16,13 @@ from typing import Any
 import grpc
 
 from gateway.api_keys import ApiKeys, api_key_from
-from shikoku.grpc_errors import from_rpc_error
-from shikoku.grpc_types import Context
-from shikoku.interceptors import Admission
+from infra.grpc_errors import from_rpc_error
+from infra.grpc_types import Context
+from infra.interceptors import Admission
+from infra.metadata import optional_bearer_token
+from infra.rejection import Kind, Rejected
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
-from shikoku.metadata import optional_bearer_token
-from shikoku.rejection import Kind, Rejected
 
 AUTHORIZE_SECONDS = 5.0
 

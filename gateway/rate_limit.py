@@ -26,10 +26,10 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from gateway.api_keys import ApiKey, ApiKeys, api_key_from
-from shikoku.grpc_types import Context
-from shikoku.interceptors import Admission
-from shikoku.metadata import optional_bearer_token
-from shikoku.rejection import Kind, Rejected
+from infra.grpc_types import Context
+from infra.interceptors import Admission
+from infra.metadata import optional_bearer_token
+from infra.rejection import Kind, Rejected
 
 log = logging.getLogger(__name__)
 

@@ -12,20 +12,20 @@ import grpc
 
 from gateway.auth import current_grant
 from gateway.caching import remember
+from gateway.public_api import public_services
 from gateway.rate_limit import Limits, caller_key
 from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
 from gateway.stream_quota import StreamQuota
 from gateway.watching import GameWatchers
+from infra.config import Addresses, redis_client
+from infra.eventstore import EventStore, StoredEvent
+from infra.forwarding import forward, relay_error
+from infra.grpc_server import Context, serve
+from infra.rejection import Kind, Rejected
 from services.rules.codec import event_to_proto
-from shikoku.config import Addresses, redis_client
-from shikoku.eventstore import EventStore, StoredEvent
-from shikoku.forwarding import forward, relay_error
-from shikoku.grpc_server import Context, serve
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
-from shikoku.public_api import public_services
-from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import (
     game_pb2,
     game_pb2_grpc,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from infra.eventstore import StoredEvent
 from services.rules.domain.events import GameEnded
-from shikoku.eventstore import StoredEvent
 
 
 class SpectatorView:

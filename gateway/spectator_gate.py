@@ -8,8 +8,8 @@ from collections import OrderedDict
 from gateway.auth import current_grant
 from gateway.caching import remember
 from gateway.spectating import SpectatorView
-from shikoku.eventstore import EventStore
-from shikoku.rejection import Kind, Rejected
+from infra.eventstore import EventStore
+from infra.rejection import Kind, Rejected
 
 # Games whose spectator view is kept up to date between reads (a few ints per action each).
 VIEWS = 2_000

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
-from shikoku.eventstore import EventStore, StoredEvent
+from infra.eventstore import EventStore, StoredEvent
 
 QUEUE_BATCHES = 256
 CATCH_UP_CHUNK = 1000

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import redis.asyncio
 
-from shikoku.redis_server import EmbeddedRedis
+from infra.redis_server import EmbeddedRedis
 
 
 def _docker_answers() -> bool:

@@ -3,7 +3,7 @@ import asyncio
 import pytest
 import redis.asyncio
 
-from shikoku.eventstore import EventStore, NewEvent, VersionConflict, stream_key
+from infra.eventstore import EventStore, NewEvent, VersionConflict, stream_key
 
 
 def batch(*types: str) -> list[NewEvent]:

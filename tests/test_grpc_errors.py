@@ -12,8 +12,8 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from shikoku.grpc_errors import from_rpc_error, to_status
-from shikoku.rejection import Kind, Rejected
+from infra.grpc_errors import from_rpc_error, to_status
+from infra.rejection import Kind, Rejected
 
 pytestmark = pytest.mark.client
 

@@ -10,7 +10,7 @@ import grpc
 from google.protobuf import any_pb2, json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from shikoku.grpc_errors import DOMAIN, rich_status
+from infra.grpc_errors import DOMAIN, rich_status
 
 _HTTP_STATUS: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.OK: 200,

@@ -13,7 +13,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
-from shikoku.public_api import public_services
+from gateway.public_api import public_services
 
 
 @dataclass(frozen=True)

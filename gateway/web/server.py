@@ -17,8 +17,8 @@ from gateway.web.cors import Cors
 from gateway.web.methods import public_methods
 from gateway.web.pages import demo_pages
 from gateway.web.protocol import LINE_LIMIT
-from shikoku.config import Addresses
-from shikoku.stopping import stop_requested
+from infra.config import Addresses
+from infra.stopping import stop_requested
 
 GRACE_SECONDS = 2.0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.routes.graph import Node, NodeKind, Route, Segment, Solution, TrackGraph, Train
-from services.routes.rules import Reason, Violation
-from services.routes.validation import (
+from services.routes.engine.graph import Node, NodeKind, Route, Segment, Solution, TrackGraph, Train
+from services.routes.engine.rules import Reason, Violation
+from services.routes.engine.validation import (
     ConnectionRoute,
     Evaluation,
     HexRoute,

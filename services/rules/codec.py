@@ -6,6 +6,8 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
+from infra.eventstore import StoredEvent
+from infra.rejection import Kind, Rejected
 from services.rules.domain import commands as cmd
 from services.rules.domain.legal import (
     BankruptcyOption,
@@ -26,8 +28,6 @@ from services.rules.domain.legal import (
     SellOption,
     StartOption,
 )
-from shikoku.eventstore import StoredEvent
-from shikoku.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2
 
 

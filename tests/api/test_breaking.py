@@ -1,6 +1,6 @@
 """No breaking change to the public API (package shikoku.v1) since its last release.
 
-protos/releases/shikoku.v1.json is the released surface, written by shikoku.api_surface from
+protos/releases/shikoku.v1.json is the released surface, written by tools.api_surface from
 the generated code; the current generated code must still offer all of it, unchanged. Additions
 are fine. A deliberate break is a release decision: write a new baseline with `make api-release`
 (better: leave v1 alone and start shikoku.v2)."""
@@ -15,7 +15,7 @@ from typing import cast
 
 import pytest
 
-from shikoku.api_surface import FieldSurface, Surface, surface, to_json, v1_files
+from tools.api_surface import FieldSurface, Surface, surface, to_json, v1_files
 
 pytestmark = pytest.mark.client
 

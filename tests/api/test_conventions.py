@@ -19,7 +19,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 from grpc_tools import protoc  # type: ignore[import-untyped]
 
-from shikoku.api_surface import PACKAGE, v1_files
+from tools.api_surface import PACKAGE, v1_files
 
 pytestmark = pytest.mark.client
 

@@ -6,8 +6,8 @@ import csv
 
 import pytest
 
-from services.routes.graph import NodeKind, Train
-from services.routes.solver import solve
+from services.routes.engine.graph import NodeKind, Train
+from services.routes.engine.solver import solve
 from services.rules.board import track_graph
 from tests.board.build import board
 from tests.board.games import FIXTURES, Moment, moments

@@ -12,7 +12,6 @@ import pytest
 from google.protobuf import json_format
 from playwright.sync_api import Page, expect
 
-from shikoku.random_player import choose, command_for
 from shikoku.v1 import (
     game_pb2,
     game_pb2_grpc,
@@ -21,6 +20,7 @@ from shikoku.v1 import (
     routes_pb2,
     routes_pb2_grpc,
 )
+from shikoku_sdk.random_player import choose, command_for
 from tests.browser.conftest import WebSystem
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from services.routes.solver import solve
+from services.routes.engine.solver import solve
+from services.rules.domain.route_pricing import corporation_graph
 from services.rules.domain.state import GameState
-from services.rules.route_pricing import corporation_graph
-from shikoku.sitelog.export_format import load
-from shikoku.sitelog.in_process import InProcessTable
-from shikoku.sitelog.replay import step_through
 from tests.shared import SITE_GAMES
+from tools.sitelog.export_format import load
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import step_through
 
 SHIKOKU = str(Path(sys.executable).parent / "shikoku")
 

@@ -13,7 +13,7 @@ import redis
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from shikoku.eventstore import stream_key
+from infra.eventstore import stream_key
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
 from shikoku_sdk.errors import ShikokuError

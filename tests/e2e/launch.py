@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from shikoku.redis_server import free_port
+from infra.redis_server import free_port
 from tests.e2e.api import System
 
 START_TIMEOUT_SECONDS = 60
@@ -49,7 +49,8 @@ def issue_api_key(redis_url: str, name: str, *options: str) -> str:
 def start_system(redis_url: str, **settings: str) -> System:
     """`shikoku run` on free ports, with extra environment `settings`, on a database of
     `redis_url`'s server of its own: the in-process tests flush theirs at will, and a running
-    system's background consumers (the lobby's projector) must not take their entries."""
+    system's background consumers (the rules service's summary projector) must not take their
+    entries."""
     redis_url = _own_database(redis_url)
     env = dict(os.environ, REDIS_URL=redis_url, **settings)
     for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB"):

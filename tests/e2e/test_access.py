@@ -16,10 +16,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 
-from services.lobby import players
-from services.lobby.accounts import SCHEMA
-from services.lobby.credentials import credential_hash, new_credential
-from shikoku.eventstore import EventStore, NewEvent
+from infra.eventstore import EventStore, NewEvent
+from services.lobby.domain import players
+from services.lobby.shell.accounts import SCHEMA
+from services.lobby.shell.credentials import credential_hash, new_credential
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import PASS, Client, System, auth, expect_error, started_table

@@ -14,7 +14,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from examples.random_bot import seat_table
-from shikoku.grpc_errors import Metadata
+from infra.grpc_errors import Metadata
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk import Client as SdkClient
 from shikoku_sdk import ShikokuError

@@ -15,8 +15,8 @@ import pytest
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from examples.random_bot import play, play_random_game, seat_table
-from shikoku.random_player import command_for
 from shikoku_sdk import PASS, Client, ShikokuError, Update, game_pb2, lobby_pb2, state_document
+from shikoku_sdk.random_player import command_for
 from tests.e2e.api import System
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]

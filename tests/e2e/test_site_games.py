@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from shikoku.sitelog.export_format import SiteGame, effective_actions, load
-from shikoku.sitelog.gateway_table import GatewayTable
-from shikoku.sitelog.in_process import InProcessTable
-from shikoku.sitelog.replay import replay
 from tests.e2e.api import System
 from tests.shared import SITE_GAMES, site_game_files
+from tools.sitelog.export_format import SiteGame, effective_actions, load
+from tools.sitelog.gateway_table import GatewayTable
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import replay
 
 pytestmark = pytest.mark.e2e
 SHIKOKU = str(Path(sys.executable).parent / "shikoku")

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 
-from shikoku.random_player import RandomPlayer
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, routes_pb2_grpc
+from shikoku_sdk.random_player import RandomPlayer
 from tests.e2e.api import (
     PASS,
     Client,

@@ -12,8 +12,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from shikoku.random_player import RandomPlayer
 from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2_grpc
+from shikoku_sdk.random_player import RandomPlayer
 from tests.e2e.api import (
     PASS,
     Client,

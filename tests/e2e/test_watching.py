@@ -9,8 +9,8 @@ import threading
 import grpc
 import pytest
 
-from shikoku.random_player import RandomPlayer
 from shikoku.v1 import game_pb2, game_pb2_grpc, routes_pb2_grpc
+from shikoku_sdk.random_player import RandomPlayer
 from tests.e2e.api import Client, System, expect_error, started_table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]

@@ -8,9 +8,9 @@ import redis.asyncio
 
 from gateway.api_keys import ApiKeys, api_key_from
 from gateway.auth import RULES
+from gateway.public_api import public_services
 from gateway.rate_limit import Limits
-from shikoku.public_api import public_services
-from shikoku.rejection import Rejected
+from infra.rejection import Rejected
 
 pytestmark = pytest.mark.client
 

@@ -18,8 +18,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
 from gateway.rate_limit import Limits, RateLimit, TokenBuckets, caller_key
-from shikoku.grpc_errors import Metadata
-from shikoku.redis_server import free_port
+from infra.grpc_errors import Metadata
+from infra.redis_server import free_port
 
 pytestmark = pytest.mark.client
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gateway.spectating import SpectatorView
-from shikoku.eventstore import StoredEvent
+from infra.eventstore import StoredEvent
 
 
 def log(*batches: int, ended: bool = False) -> list[StoredEvent]:

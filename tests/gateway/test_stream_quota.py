@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.stream_quota import StreamQuota
-from shikoku.rejection import Rejected
+from infra.rejection import Rejected
 
 pytestmark = pytest.mark.client
 

@@ -9,7 +9,7 @@ import redis.asyncio
 
 from gateway import watching
 from gateway.watching import GameWatchers
-from shikoku.eventstore import EventStore, NewEvent, StoredEvent
+from infra.eventstore import EventStore, NewEvent, StoredEvent
 
 pytestmark = pytest.mark.client
 

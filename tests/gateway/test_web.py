@@ -21,9 +21,9 @@ from gateway.web.cors import Cors
 from gateway.web.methods import public_methods
 from gateway.web.pages import demo_pages
 from gateway.web.server import start
-from shikoku.grpc_errors import to_status
-from shikoku.grpc_types import Context
-from shikoku.rejection import Kind, Rejected
+from infra.grpc_errors import to_status
+from infra.grpc_types import Context
+from infra.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2, lobby_pb2
 
 pytestmark = pytest.mark.client

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.lobby.clocks import (
+from services.lobby.domain.clocks import (
     ClockEvent,
     ClockSettings,
     Policy,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
-from services.lobby import accounts, players
-from services.lobby.accounts import PlayerRepository, identify
-from services.lobby.credentials import credential_hash
-from shikoku.eventstore import EventStore
-from shikoku.rejection import Rejected
+from infra.eventstore import EventStore
+from infra.rejection import Rejected
+from services.lobby.domain import players
+from services.lobby.shell import accounts
+from services.lobby.shell.accounts import PlayerRepository, identify
+from services.lobby.shell.credentials import credential_hash
 
 pytestmark = pytest.mark.tournament
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 import redis.asyncio
 
-from services.lobby.request_ids import RequestIds
-from shikoku.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected
+from services.lobby.shell.request_ids import RequestIds
 from shikoku.v1 import lobby_pb2
 
 pytestmark = pytest.mark.client

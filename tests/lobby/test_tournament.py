@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from services.lobby import standings as standings_module
-from services.lobby import tournament
-from services.lobby.standings import Standing, place_table, standings_csv, standings_json
-from services.lobby.tournament import (
+from infra.rejection import Kind, Rejected
+from services.lobby.domain import standings as standings_module
+from services.lobby.domain import tournament
+from services.lobby.domain.standings import Standing, place_table, standings_csv, standings_json
+from services.lobby.domain.tournament import (
     Player,
     Tournament,
     TournamentEvent,
@@ -28,7 +29,6 @@ from services.lobby.tournament import (
     start_round,
     table_sizes,
 )
-from shikoku.rejection import Kind, Rejected
 
 pytestmark = pytest.mark.tournament
 

@@ -9,12 +9,12 @@ from multiprocessing import get_context
 import pytest
 import redis.asyncio
 
+from infra.eventstore import EventStore
+from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame, PlaceBid
 from services.rules.domain.evolve import fold
-from services.rules.repository import GameRepository, to_domain
-from shikoku.eventstore import EventStore
-from shikoku.rejection import Rejected
+from services.rules.shell.repository import GameRepository, to_domain
 from tests.reliability.writer import write
 
 pytestmark = pytest.mark.reliability

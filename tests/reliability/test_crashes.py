@@ -14,12 +14,12 @@ import grpc
 import pytest
 import redis
 
-from shikoku.eventstore import Entries, stream_key
+from infra.eventstore import Entries, stream_key
+from infra.redis_server import EmbeddedRedis, free_port
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
-from shikoku.redis_server import EmbeddedRedis, free_port
-from shikoku.supervisor import ServiceProcess
 from shikoku.v1 import game_pb2
 from tests.reliability.proto_bot import next_command
+from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.reliability
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.reliability
 def start_rules(redis_url: str, address: str) -> ServiceProcess:
     env = dict(os.environ, REDIS_URL=redis_url, SHIKOKU_RULES_ADDR=address)
     env["SHIKOKU_ROUTES_ADDR"] = f"127.0.0.1:{free_port()}"  # not needed before trains run
-    rules = ServiceProcess("rules", "services.rules.server", env, log=io.StringIO())
+    rules = ServiceProcess("rules", "services.rules.shell.server", env, log=io.StringIO())
     rules.wait_listening()
     return rules
 

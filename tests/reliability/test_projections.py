@@ -8,19 +8,14 @@ import random
 import pytest
 import redis.asyncio
 
-from services.projections.game_summaries import (
-    GROUP,
-    SummaryProjector,
-    read_summary,
-    register_game,
-    summarise,
-)
-from services.rules.bots import choose, command_for
+from infra.eventstore import EventStore
+from services.projections.game_summaries import read_summary, register_game
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
 from services.rules.domain.decide import legal_actions
-from services.rules.repository import GameRepository
-from shikoku.eventstore import EventStore
+from services.rules.shell.repository import GameRepository
+from services.rules.shell.summaries import GROUP, SummaryProjector, summarise
+from tools.bots import choose, command_for
 
 pytestmark = pytest.mark.reliability
 

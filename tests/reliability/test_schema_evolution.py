@@ -10,10 +10,10 @@ import msgpack
 import pytest
 import redis.asyncio
 
+from infra.eventstore import EventStore
 from services.rules.domain.events import EVENT_TYPES, event_from_payload
 from services.rules.domain.view import state_document
-from services.rules.repository import GameRepository
-from shikoku.eventstore import EventStore
+from services.rules.shell.repository import GameRepository
 
 pytestmark = pytest.mark.reliability
 

@@ -8,14 +8,14 @@ import msgpack
 import pytest
 import redis.asyncio
 
-from services.rules.bots import best_routes, choose, command_for
+from infra.eventstore import EventStore
 from services.rules.domain import events as ev
 from services.rules.domain.commands import Command, CreateGame, RunRoutes
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.state import GameState, OperatingRound
-from services.rules.repository import GameRepository
-from services.rules.snapshots import SnapshotStore, snapshot_key
-from shikoku.eventstore import EventStore
+from services.rules.shell.repository import GameRepository
+from services.rules.shell.snapshots import SnapshotStore, snapshot_key
+from tools.bots import best_routes, choose, command_for
 
 pytestmark = pytest.mark.reliability
 

@@ -7,13 +7,13 @@ import random
 
 from redis.asyncio import Redis
 
-from services.rules.bots import best_routes, choose, command_for
+from infra.eventstore import EventStore
+from infra.rejection import Rejected
 from services.rules.domain.commands import Command, RunRoutes
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.state import GameState, OperatingRound
-from services.rules.repository import GameRepository
-from shikoku.eventstore import EventStore
-from shikoku.rejection import Rejected
+from services.rules.shell.repository import GameRepository
+from tools.bots import best_routes, choose, command_for
 
 
 async def _fresh_routes(state: GameState, command: Command) -> Command:

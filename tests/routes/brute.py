@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.routes.graph import TrackGraph
-from services.routes.index import build_index
-from services.routes.rules import Violation, Walk, check_disjoint, check_walk
+from services.routes.engine.graph import TrackGraph
+from services.routes.engine.index import build_index
+from services.routes.engine.rules import Violation, Walk, check_disjoint, check_walk
 
 #: Per train: (-revenue, key) of its route, or IDLE when it runs none (ranked after any route).
 IDLE: tuple[int, tuple[str, ...]] = (1, ())
@@ -19,7 +19,7 @@ IDLE: tuple[int, tuple[str, ...]] = (1, ())
 @dataclass(frozen=True)
 class BruteResult:
     revenue: int
-    #: The tie-break key of the chosen assignment (see `services.routes.solver`).
+    #: The tie-break key of the chosen assignment (see `services.routes.engine.solver`).
     key: tuple[tuple[int, tuple[str, ...]], ...]
 
 

@@ -7,7 +7,7 @@ side A|B to the centre on B: one segment on each hex.
 
 from __future__ import annotations
 
-from services.routes.graph import Node, NodeKind, Segment, TrackGraph, Train
+from services.routes.engine.graph import Node, NodeKind, Segment, TrackGraph, Train
 
 TWO = Train("2", 2)
 THREE = Train("3", 3)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from services.routes.graph import Node, NodeKind, Segment, TrackGraph, Train
+from services.routes.engine.graph import Node, NodeKind, Segment, TrackGraph, Train
 
 STEPS = ((0, 2), (-1, 1), (-1, -1), (0, -2), (1, -1), (1, 1))
 TRAIN_POOL = (Train("2", 2), Train("3", 3), Train("4", 4), Train("D", None))

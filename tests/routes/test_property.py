@@ -13,12 +13,12 @@ from itertools import pairwise
 
 import pytest
 
-from services.routes import solver
-from services.routes.graph import Route, TrackGraph
-from services.routes.index import build_index
-from services.routes.rules import Walk, check_disjoint
-from services.routes.solver import solve
-from services.routes.validation import (
+from services.routes.engine import solver
+from services.routes.engine.graph import Route, TrackGraph
+from services.routes.engine.index import build_index
+from services.routes.engine.rules import Walk, check_disjoint
+from services.routes.engine.solver import solve
+from services.routes.engine.validation import (
     ConnectionRoute,
     HexRoute,
     NodeRoute,

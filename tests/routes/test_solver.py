@@ -7,10 +7,11 @@ import time
 
 import pytest
 
-from services.routes.graph import Solution, TrackGraph, Train
-from services.routes.index import GraphError
-from services.routes.solver import solve
-from services.routes.validation import NodeRoute, evaluate
+from infra.deadlines import MonotonicDeadline
+from services.routes.engine.graph import Solution, TrackGraph, Train
+from services.routes.engine.index import GraphError
+from services.routes.engine.solver import solve
+from services.routes.engine.validation import NodeRoute, evaluate
 
 from .build import FOUR, THREE, TWO, Board, D
 from .randgraph import random_graph
@@ -120,7 +121,7 @@ def test_the_answer_does_not_depend_on_the_order_of_the_input() -> None:
 
 def test_an_expired_deadline_gives_a_legal_unproven_answer() -> None:
     graph = line(THREE, TWO)
-    solution = solve(graph, deadline=time.monotonic() - 1)
+    solution = solve(graph, deadline=MonotonicDeadline(time.monotonic() - 1))
     assert not solution.proven
     assert_legal(graph, solution)
 
@@ -145,7 +146,7 @@ def big_board() -> TrackGraph:
 def test_a_deadline_stops_a_long_search_with_a_legal_answer(budget: float) -> None:
     graph = big_board()
     start = time.monotonic()
-    solution = solve(graph, deadline=start + budget)
+    solution = solve(graph, deadline=MonotonicDeadline(start + budget))
     elapsed = time.monotonic() - start
     assert not solution.proven
     assert elapsed < budget + 0.25, "the deadline is checked often"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from services.routes.graph import TrackGraph, Train
-from services.routes.index import build_index
-from services.routes.rules import Reason, Walk, check_disjoint, check_walk
-from services.routes.validation import (
+from services.routes.engine.graph import TrackGraph, Train
+from services.routes.engine.index import build_index
+from services.routes.engine.rules import Reason, Walk, check_disjoint, check_walk
+from services.routes.engine.validation import (
     ConnectionRoute,
     Evaluation,
     HexRoute,

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from services.rules.bots import choose, command_for
+from infra.rejection import Rejected
 from services.rules.domain import commands as cmd
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.evolve import fold
 from services.rules.domain.legal import allows
 from services.rules.domain.state import GameState
-from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game
 from tests.rules.test_random_games import SCALE
+from tools.bots import choose, command_for
 
 NAMES = ("TR", "MF", "ER", "SMR", "DR", "SIR", "UTF", "AR", "IR", "SR", "KO", "KU", "UR", "XX")
 HEXES = ("J3", "K8", "I2", "G10", "C4", "K4", "F9", "Z1")

@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 import pytest
 
+from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivateForCorporation,
@@ -32,7 +33,6 @@ from services.rules.domain.legal import (
     SellOption,
 )
 from services.rules.domain.state import OperatingRound, Step, StockRound
-from shikoku.rejection import Rejected
 from tests.rules.builders import (
     after_auction,
     floated,

@@ -4,7 +4,6 @@ figure the text gives is checked."""
 
 from __future__ import annotations
 
-from services.rules.bots import best_routes
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivate,
@@ -21,6 +20,7 @@ from services.rules.domain.decide import legal_actions
 from services.rules.domain.legal import LayTileOption
 from services.rules.domain.state import GameState, OperatingRound, Step, StockRound
 from tests.rules.helpers import new_game, play
+from tools.bots import best_routes
 
 J1, J2, J3, J4 = 1, 2, 3, 4
 IPO = "initial_offering"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.rules.paging import MAX_PAGE_SIZE, page_of
-from shikoku.rejection import Rejected
+from infra.rejection import Rejected
+from services.rules.shell.paging import MAX_PAGE_SIZE, page_of
 
 pytestmark = pytest.mark.client
 

@@ -4,14 +4,14 @@ import random
 
 import pytest
 
-from services.rules.bots import command_for
+from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.legal import BidRange
 from services.rules.domain.state import GameState, PrivateAuction, StockRound
-from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game, play
+from tools.bots import command_for
 
 BLUE, YELLOW, RED = 1, 2, 3
 

@@ -9,7 +9,7 @@ import random
 import msgpack
 import pytest
 
-from services.rules.bots import choose, command_for
+from infra.rejection import Rejected
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import (
     CorporationStarted,
@@ -23,8 +23,8 @@ from services.rules.domain.state import GameState
 from services.rules.domain.stock_round import certificate_limit, certificates
 from services.rules.domain.title import load_title
 from services.rules.domain.trains import train_limit
-from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game
+from tools.bots import choose, command_for
 
 SCALE = int(os.environ.get("SHIKOKU_PROPERTY_SCALE", "1"))
 MAX_COMMANDS = 4000

@@ -1,10 +1,10 @@
 import pytest
 
+from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
 from services.rules.domain.decide import decide
 from services.rules.domain.state import GameState, PrivateAuction, StockRound
-from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game
 
 

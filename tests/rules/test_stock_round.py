@@ -6,7 +6,7 @@ from types import MappingProxyType
 
 import pytest
 
-from services.rules.bots import command_for
+from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain import stock_round
 from services.rules.domain.commands import (
@@ -19,8 +19,8 @@ from services.rules.domain.commands import (
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.legal import SellOption
 from services.rules.domain.state import GameState, StockRound
-from shikoku.rejection import Rejected
 from tests.rules.helpers import new_game, play
+from tools.bots import command_for
 
 A, B, C = 1, 2, 3
 IPO, MARKET = "initial_offering", "open_market"

@@ -7,12 +7,12 @@ import random
 
 import redis.asyncio
 
-from services.rules.bots import choose, command_for
+from infra.eventstore import EventStore
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame, Undo
 from services.rules.domain.decide import legal_actions
-from services.rules.repository import GameRepository
-from shikoku.eventstore import EventStore
+from services.rules.shell.repository import GameRepository
+from tools.bots import choose, command_for
 
 PLAYERS = tuple(ev.SeatedPlayer(seat, f"p{seat}") for seat in (1, 2, 3))
 

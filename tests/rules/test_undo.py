@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivate,
@@ -16,7 +17,6 @@ from services.rules.domain.commands import (
 )
 from services.rules.domain.decide import decide
 from services.rules.domain.undo import Logged, decide_undo, state_of
-from shikoku.rejection import Rejected
 
 PLAYERS = tuple(ev.SeatedPlayer(s, f"p{s}") for s in (1, 2, 3))
 

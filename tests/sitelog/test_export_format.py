@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shikoku.sitelog.export_format import effective_actions
+from tools.sitelog.export_format import effective_actions
 
 
 def act(number: int, kind: str = "pass", **more: Any) -> dict[str, Any]:

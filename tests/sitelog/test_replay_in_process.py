@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from shikoku.sitelog.compare import differences
-from shikoku.sitelog.export_format import effective_actions, load
-from shikoku.sitelog.in_process import InProcessTable
-from shikoku.sitelog.replay import replay, step_through
 from tests.shared import SITE_GAMES, site_game_files
+from tools.sitelog.compare import differences
+from tools.sitelog.export_format import effective_actions, load
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import replay, step_through
 
 
 @pytest.mark.parametrize("path", site_game_files(), ids=lambda p: p.stem)

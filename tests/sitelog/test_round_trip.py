@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from services.rules.bots import choose, command_for
 from services.rules.domain.commands import Command, CreateGame
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
-from shikoku.sitelog.export_format import load, parse
-from shikoku.sitelog.exporter import Batch, export
-from shikoku.sitelog.in_process import InProcessTable
-from shikoku.sitelog.replay import replay
 from tests.shared import site_game_files
+from tools.bots import choose, command_for
+from tools.sitelog.export_format import load, parse
+from tools.sitelog.exporter import Batch, export
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import replay
 
 
 @pytest.mark.parametrize("path", site_game_files(), ids=lambda p: p.stem)

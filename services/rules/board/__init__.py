@@ -12,7 +12,7 @@ The engine's entry points:
     legal_tokens(position, actor) -> tuple[TokenOption, ...]
     apply_token(position, corporation, hex, city, spot=None) -> Position
     connectivity(position, corporation) -> Connectivity
-    track_graph(position, corporation, phase, trains) -> services.routes.graph.TrackGraph
+    track_graph(position, corporation, phase, trains) -> services.routes.engine.graph.TrackGraph
 """
 
 from services.rules.board.connectivity import Connectivity, connectivity

@@ -3,14 +3,14 @@
 Only the part of the board a route could use is exported: what is joined to the
 corporation's station tokens by track, not going on past off-boards and blocked cities (a
 route may end there, never pass). Junctions, reuse and the rest are the solver's rules
-(`services.routes.graph`).
+(`services.routes.engine.graph`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.routes.graph import Node, NodeKind, Segment, TrackGraph, Train
+from services.routes.engine.graph import Node, NodeKind, Segment, TrackGraph, Train
 from services.rules.board.position import Position
 from services.rules.board.title import STOP, Stop, StopKind, Tile, is_edge
 from services.rules.board.track import Network, network_of
@@ -26,7 +26,7 @@ _LETTERS = {StopKind.CITY: "C", StopKind.TOWN: "T", StopKind.OFFBOARD: "O"}
 def track_graph(
     position: Position, corporation: str, phase: str, trains: Sequence[Train]
 ) -> TrackGraph:
-    """Nodes are named as `services.routes.graph.Node` says ("K8", "K8.1", "K6|K8", "K8/3");
+    """Nodes are named as `services.routes.engine.graph.Node` says ("K8", "K8.1", "K6|K8", "K8/3");
     a segment is named by its hex and its drawn ends, as in the tile data ("K8:3-C", "J3:3-5")."""
     net = network_of(position)
     level = position.title.phases[phase].offboard

@@ -8,6 +8,7 @@ stock or operating round (the site's engine allows the same). Neither passes any
 
 from __future__ import annotations
 
+from infra.rejection import Rejected
 from services.rules import board
 from services.rules.domain import events as ev
 from services.rules.domain import on_the_board
@@ -21,7 +22,6 @@ from services.rules.domain.stock_round import (
     certificates,
 )
 from services.rules.domain.title import load_title
-from shikoku.rejection import Rejected
 
 
 def is_out_of_turn(state: GameState, command: PlayerCommand) -> bool:

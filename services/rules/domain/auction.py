@@ -10,12 +10,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import TypeVar
 
+from infra.rejection import Kind, Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
 from services.rules.domain.legal import BidRange, BuyOption, LegalAction, PassOption
 from services.rules.domain.state import ClosedAuction, GameState, PrivateAuction
 from services.rules.domain.title import load_title
-from shikoku.rejection import Kind, Rejected
 
 BID_STEP = 5
 _T = TypeVar("_T")

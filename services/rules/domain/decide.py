@@ -8,6 +8,7 @@ each round module saying what comes next. `evolve` only bookkeeps.
 
 from __future__ import annotations
 
+from infra.rejection import Kind, Rejected
 from services.rules.domain import abilities, auction, operating_round, setup, stock_round
 from services.rules.domain.commands import (
     Command,
@@ -22,7 +23,6 @@ from services.rules.domain.evolve import evolve
 from services.rules.domain.game_end import game_ended
 from services.rules.domain.legal import LegalAction, PassOption
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
-from shikoku.rejection import Kind, Rejected
 
 
 def decide(state: GameState, command: Command) -> list[Event]:

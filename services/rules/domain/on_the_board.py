@@ -3,10 +3,10 @@ whether it has a route, and the board's refusals as our rejections."""
 
 from __future__ import annotations
 
+from infra.rejection import Kind, Rejected
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
 from services.rules.domain.title import load_title
-from shikoku.rejection import Kind, Rejected
 
 # Refusals about the request itself rather than the game position.
 # The board's refusals that mean a malformed command, and the field at fault.

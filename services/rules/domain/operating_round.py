@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import TypeVar
 
+from infra.rejection import Kind, Rejected
 from services.rules.domain import events as ev
 from services.rules.domain import on_the_board
 from services.rules.domain.commands import (
@@ -63,7 +64,6 @@ from services.rules.domain.trains import (
     over_limit,
     phase,
 )
-from shikoku.rejection import Kind, Rejected
 
 _T = TypeVar("_T")
 PRIVATE_PRICE_RANGE = (0.5, 2.0)  # of face value (8.8)

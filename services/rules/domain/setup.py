@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import random
 
+from infra.rejection import Kind, Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
 from services.rules.domain.state import GameState
 from services.rules.domain.title import load_title
-from shikoku.rejection import Kind, Rejected
 
 
 def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TypeVar
 
+from infra.rejection import Kind, Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyShare,
@@ -35,7 +36,6 @@ from services.rules.domain.state import (
     StockRound,
 )
 from services.rules.domain.title import load_title
-from shikoku.rejection import Kind, Rejected
 
 HOLDING_LIMIT = 6  # shares: 60% (7.2.4)
 OPEN_MARKET_LIMIT = 5  # shares: 50% (7.3.1)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from shikoku.redis_cluster import EmbeddedRedisCluster
+from infra.redis_cluster import EmbeddedRedisCluster
 
 
 async def cluster_client(cluster: EmbeddedRedisCluster, **options: Any) -> RedisCluster:

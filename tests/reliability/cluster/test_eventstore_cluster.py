@@ -16,7 +16,7 @@ import redis.asyncio
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import MaxConnectionsError
 
-from shikoku.eventstore import (
+from infra.eventstore import (
     Appended,
     EventStore,
     NewEvent,
@@ -24,7 +24,7 @@ from shikoku.eventstore import (
     VersionConflict,
     stream_key,
 )
-from shikoku.redis_cluster import EmbeddedRedisCluster
+from infra.redis_cluster import EmbeddedRedisCluster
 
 from .conftest import cluster_client
 

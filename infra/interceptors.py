@@ -1,0 +1,148 @@
+"""One place that turns failures into proper gRPC statuses, for every service.
+
+A `Rejected` that a handler lets escape ends the call with its status and ErrorInfo; a write
+that lost a race (VersionConflict) ends it with FAILED_PRECONDITION CONTENDED; a Redis that
+cannot be reached ends it at once with UNAVAILABLE (reason STORE_UNAVAILABLE), so clients
+retry instead of hanging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeAlias
+
+import grpc
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from infra.eventstore import VersionConflict
+from infra.grpc_errors import to_status
+from infra.grpc_types import Context
+from infra.rejection import Kind, Rejected
+
+STORE_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
+
+
+def as_rejected(error: BaseException) -> Rejected | None:
+    if isinstance(error, Rejected):
+        return error
+    if isinstance(error, VersionConflict):
+        return Rejected(
+            "CONTENDED", "someone else changed it at the same moment; try again", Kind.ABORTED
+        )
+    if isinstance(error, STORE_DOWN):
+        return Rejected(
+            "STORE_UNAVAILABLE",
+            "the game store cannot be reached; retry shortly",
+            Kind.UNAVAILABLE,
+        )
+    return None
+
+
+Behaviour: TypeAlias = Callable[[Any, Any], Any]
+Continuation: TypeAlias = (
+    "Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]]"
+)
+
+
+def rewrap(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    unary: Callable[[Behaviour], Behaviour],
+    streaming: Callable[[Behaviour], Behaviour],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """`handler` with its behaviour wrapped: by `unary` for calls answered once, by
+    `streaming` for calls that stream their answers."""
+    codec = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **codec)
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(unary(handler.stream_unary), **codec)
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(streaming(handler.unary_stream), **codec)
+    if handler.stream_stream is not None:
+        return grpc.stream_stream_rpc_method_handler(streaming(handler.stream_stream), **codec)
+    return handler
+
+
+class FailuresAsStatus(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    async def intercept_service(
+        self, continuation: Continuation, details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        return rewrap(handler, _unary, _streaming)
+
+
+class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Lets a call reach its handler only once `admit` has accepted it. `admit` runs in the
+    call's own task, where the request and the peer are known; it refuses by raising Rejected.
+    Methods under `free_prefixes` (health checks, reflection) are always let through."""
+
+    free_prefixes: tuple[str, ...] = ("/grpc.health.v1.", "/grpc.reflection.")
+
+    async def admit(self, method: str, request: Any, context: Context) -> None:
+        raise NotImplementedError
+
+    async def intercept_service(
+        self, continuation: Continuation, details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        handler = await continuation(details)
+        if handler is None or details.method.startswith(self.free_prefixes):
+            return handler
+        method = details.method
+
+        def unary(behaviour: Behaviour) -> Behaviour:
+            async def call(request: Any, context: Context) -> Any:
+                await self._admit(method, request, context)
+                return await behaviour(request, context)
+
+            return call
+
+        def streaming(behaviour: Behaviour) -> Behaviour:
+            async def call(request: Any, context: Context) -> AsyncIterator[Any]:
+                await self._admit(method, request, context)
+                async for item in behaviour(request, context):
+                    yield item
+
+            return call
+
+        return rewrap(handler, unary, streaming)
+
+    async def _admit(self, method: str, request: Any, context: Context) -> None:
+        try:
+            await self.admit(method, request, context)
+        except Exception as error:
+            await _end_call(error, context)
+
+
+async def _end_call(error: Exception, context: Context) -> None:
+    """Ends the call with the status `error` stands for; an error that is no refusal goes on."""
+    rejection = as_rejected(error)
+    if rejection is None:
+        raise error
+    await context.abort_with_status(to_status(rejection))  # type: ignore[attr-defined]
+
+
+def _unary(behaviour: Behaviour) -> Behaviour:
+    async def call(request: Any, context: Context) -> Any:
+        try:
+            return await behaviour(request, context)
+        except Exception as error:
+            await _end_call(error, context)
+
+    return call
+
+
+def _streaming(behaviour: Behaviour) -> Behaviour:
+    async def call(request: Any, context: Context) -> AsyncIterator[Any]:
+        try:
+            async for item in behaviour(request, context):
+                yield item
+        except Exception as error:
+            await _end_call(error, context)
+
+    return call

@@ -1,0 +1,508 @@
+"""The lobby service process: players, tables, seats and the credentials that go with them.
+
+Handlers raise Rejected (or let a VersionConflict escape); the server's interceptor turns them
+into statuses with ErrorInfo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
+
+import grpc
+from redis.asyncio import Redis
+
+from infra.config import Addresses, redis_client
+from infra.eventstore import EventStore, VersionConflict
+from infra.grpc_errors import from_rpc_error
+from infra.grpc_server import Context, serve
+from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_token
+from infra.rejection import Kind, Rejected
+from services.lobby.domain import tables
+from services.lobby.domain.access import (
+    Caller,
+    require_host,
+    require_registered_host,
+    require_seat,
+    require_seat_in_game,
+    require_tournament_host,
+    watching_delay,
+)
+from services.lobby.domain.clocks import clocks
+from services.lobby.shell.accounts import PlayerRepository, identify
+from services.lobby.shell.credentials import credential_hash, new_credential
+from services.lobby.shell.keepers import (
+    ClockKeeper,
+    ResultKeeper,
+    game_ticks,
+    keep_running,
+    watch_clock,
+)
+from services.lobby.shell.repository import TableRepository
+from services.lobby.shell.request_ids import RequestIds, with_request_id
+from services.lobby.shell.tournaments_service import (
+    TournamentRepository,
+    Tournaments,
+    clock_settings,
+    spectating,
+    tournament_to_proto,
+)
+from services.lobby.shell.wire import table_to_proto
+from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
+from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
+from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
+from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+
+_Reply = TypeVar("_Reply")
+MAX_ATTEMPTS = 5
+DEFAULT_PAGE, MAX_PAGE = 50, 200
+ROLES = {lobby_pb2.ROLE_UNSPECIFIED: "player", lobby_pb2.ROLE_PLAYER: "player"}
+ROLES[lobby_pb2.ROLE_HOST] = "host"
+
+
+def _has_credential(context: Context) -> bool:
+    """Whether the call carries a bearer credential (an empty one counts as none, as at the
+    gateway)."""
+    return bool(optional_bearer_token(context.invocation_metadata()))
+
+
+class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
+    def __init__(
+        self,
+        tables_repo: TableRepository,
+        players_repo: PlayerRepository,
+        rules: rules_pb2_grpc.RulesServiceAsyncStub,
+        tournaments: Tournaments,
+        redis: Redis,
+    ) -> None:
+        self._tables = tables_repo
+        self._players = players_repo
+        self._rules = rules
+        self._tournaments = tournaments
+        self._redis = redis
+        self.request_ids = RequestIds(redis)
+
+    async def _caller(self, context: Context, table_id: str = "") -> Caller:
+        credential = bearer_token(context.invocation_metadata())
+        return await identify(credential, self._tables, self._players, table_id)
+
+    # ---- players ---------------------------------------------------------------------------
+
+    @with_request_id(lobby_pb2.RegisterPlayerResponse)
+    async def RegisterPlayer(
+        self, request: lobby_pb2.RegisterPlayerRequest, context: Context
+    ) -> lobby_pb2.RegisterPlayerResponse:
+        player, credential = await self._players.register(
+            request.display_name, ROLES.get(request.role, "?")
+        )
+        return lobby_pb2.RegisterPlayerResponse(
+            player_id=player.player_id, credential=credential, expires_at_ms=player.expires_at_ms
+        )
+
+    async def RevokeCredential(
+        self, request: lobby_pb2.RevokeCredentialRequest, context: Context
+    ) -> lobby_pb2.RevokeCredentialResponse:
+        caller = await self._caller(context)
+        if caller.player is None:
+            raise Rejected(
+                "NOT_A_PLAYER_CREDENTIAL",
+                "only a registered player's credential is revoked this way",
+                Kind.PERMISSION_DENIED,
+            )
+        await self._players.revoke(caller.player, caller.player_version)
+        return lobby_pb2.RevokeCredentialResponse()
+
+    # ---- tables ----------------------------------------------------------------------------
+
+    @with_request_id(lobby_pb2.CreateTableResponse)
+    async def CreateTable(
+        self, request: lobby_pb2.CreateTableRequest, context: Context
+    ) -> lobby_pb2.CreateTableResponse:
+        table_id = f"t-{secrets.token_hex(6)}"
+        host_credential = new_credential(table_id)
+        host = (await self._caller(context)).player if _has_credential(context) else None
+        events = tables.create(
+            table_id,
+            request.seat_count,
+            request.display_name,
+            request.options.beginner_game,
+            request.options.fixed_seat_order,
+            credential_hash(host_credential),
+            request.options.trust_submitted_revenue,
+            request.options.undo_allowed,
+            host_player_id=host.player_id if host and host.role == "host" else "",
+            clock=clock_settings(request.options),
+            spectating=spectating(request.options),
+        )
+        table = await self._tables.append(table_id, 0, events)
+        await self._tables.index(table_id)
+        return lobby_pb2.CreateTableResponse(
+            table=table_to_proto(table), host_token=host_credential
+        )
+
+    async def GetTable(
+        self, request: lobby_pb2.GetTableRequest, context: Context
+    ) -> lobby_pb2.Table:
+        _version, table = await self._tables.load(request.table_id)
+        summary = await self._tables.summary(table)
+        if table.clock is None or not table.started or not await self._sees_live(context, table):
+            return table_to_proto(table, summary)
+        ticks = await _call_rules(game_ticks(self._rules, table.game_id))
+        now = int(time.time() * 1000)
+        seats = [seat.number for seat in table.seats if seat.taken]
+        return table_to_proto(table, summary, clocks(table.clock, seats, ticks, now), now)
+
+    async def _sees_live(self, context: Context, table: tables.Table) -> bool:
+        """Whether the caller sees the table's game as it stands (a running clock says who
+        must act now, which spectators kept some actions behind must not learn)."""
+        caller = (await self._caller(context)) if _has_credential(context) else None
+        try:
+            return watching_delay(caller, table) == 0
+        except Rejected:  # closed to spectators
+            return False
+
+    async def ListTables(
+        self, request: lobby_pb2.ListTablesRequest, context: Context
+    ) -> lobby_pb2.ListTablesResponse:
+        size = request.page_size or DEFAULT_PAGE
+        if not 1 <= size <= MAX_PAGE or (request.page_token and not request.page_token.isdigit()):
+            raise Rejected(
+                "INVALID_PAGE",
+                f"page_size is 1 to {MAX_PAGE} and page_token comes from a previous page",
+                Kind.INVALID_ARGUMENT,
+                {"field": "page_size" if not 1 <= size <= MAX_PAGE else "page_token"},
+            )
+        position = int(request.page_token or 0)
+        in_tournament = await self._tournament_tables(request.tournament_id)
+        found: list[lobby_pb2.Table] = []
+        more = True
+        while more and len(found) < size:
+            if in_tournament is None:
+                ids = await self._tables.page(position, size)
+            else:
+                ids = in_tournament[position : position + size]
+            more = len(ids) == size
+            for message in await self._listed_all(ids):
+                position += 1
+                if request.status in (lobby_pb2.TABLE_STATUS_UNSPECIFIED, message.status):
+                    found.append(message)
+                    if len(found) == size:
+                        break
+        total = await self._tables.count() if in_tournament is None else len(in_tournament)
+        return lobby_pb2.ListTablesResponse(
+            tables=found, next_page_token=str(position) if found and position < total else ""
+        )
+
+    async def _listed_all(self, table_ids: list[str]) -> list[lobby_pb2.Table]:
+        return [
+            table_to_proto(table, summary)
+            for table, summary in await self._tables.listed(table_ids)
+        ]
+
+    async def _tournament_tables(self, tournament_id: str) -> list[str] | None:
+        """The tables of a tournament, round by round; None for no tournament."""
+        if not tournament_id:
+            return None
+        _version, found = await self._tournaments.load(tournament_id)
+        return [table_id for round_ in found.rounds for table_id in round_.table_ids]
+
+    @with_request_id(lobby_pb2.JoinTableResponse)
+    async def JoinTable(
+        self, request: lobby_pb2.JoinTableRequest, context: Context
+    ) -> lobby_pb2.JoinTableResponse:
+        player = (await self._caller(context)).player if _has_credential(context) else None
+        seat_credential = new_credential(request.table_id)
+        name = request.player_name or (player.display_name if player else "")
+        for _attempt in range(MAX_ATTEMPTS):
+            version, table = await self._tables.load(request.table_id)
+            events = tables.join(
+                table,
+                name,
+                request.seat,
+                credential_hash(seat_credential),
+                player.player_id if player else "",
+            )
+            try:
+                table = await self._tables.append(request.table_id, version, events)
+            except VersionConflict:
+                continue
+            return lobby_pb2.JoinTableResponse(
+                table=table_to_proto(table), seat=events[0][1]["seat"], seat_token=seat_credential
+            )
+        raise Rejected("CONTENDED", "the table changed while joining; try again", Kind.ABORTED)
+
+    async def LeaveTable(
+        self, request: lobby_pb2.LeaveTableRequest, context: Context
+    ) -> lobby_pb2.Table:
+        caller = await self._caller(context, request.table_id)
+        table, seat = require_seat(caller)
+        events = tables.leave(table, seat)
+        return table_to_proto(
+            await self._tables.append(request.table_id, caller.table_version, events)
+        )
+
+    async def SetReady(
+        self, request: lobby_pb2.SetReadyRequest, context: Context
+    ) -> lobby_pb2.Table:
+        caller = await self._caller(context, request.table_id)
+        table, seat = require_seat(caller)
+        events = tables.set_ready(table, seat, request.ready)
+        table = await self._tables.append(request.table_id, caller.table_version, events)
+        if table.all_ready:
+            table = await self._start(table, caller.table_version + len(events))
+        return table_to_proto(table)
+
+    async def AbandonTable(
+        self, request: lobby_pb2.AbandonTableRequest, context: Context
+    ) -> lobby_pb2.Table:
+        caller = await self._host(context, request.table_id)
+        assert caller.table is not None
+        events = tables.abandon(caller.table)
+        if caller.table.started:
+            # Ended before the abandonment is recorded, so that a retry after a failure here
+            # finds the table still to abandon.
+            try:
+                await self._end_game(caller.table.game_id)
+            except Rejected as rejection:
+                if rejection.reason != "GAME_OVER":
+                    raise
+        table = await self._tables.append(request.table_id, caller.table_version, events)
+        return table_to_proto(table, await self._tables.summary(table))
+
+    @with_request_id(lobby_pb2.JoinTableResponse)
+    async def ReplaceSeat(
+        self, request: lobby_pb2.ReplaceSeatRequest, context: Context
+    ) -> lobby_pb2.JoinTableResponse:
+        caller = await self._host(context, request.table_id)
+        assert caller.table is not None
+        _player_version, player = await self._players.load(request.player_id)
+        seat_credential = new_credential(request.table_id)
+        events = tables.replace(
+            caller.table,
+            request.seat,
+            player.display_name,
+            credential_hash(seat_credential),
+            player.player_id,
+        )
+        table = await self._tables.append(request.table_id, caller.table_version, events)
+        return lobby_pb2.JoinTableResponse(
+            table=table_to_proto(table), seat=request.seat, seat_token=seat_credential
+        )
+
+    async def StartTable(
+        self, request: lobby_pb2.StartTableRequest, context: Context
+    ) -> lobby_pb2.StartTableResponse:
+        caller = await self._host(context, request.table_id)
+        assert caller.table is not None
+        table = await self._start(caller.table, caller.table_version)
+        return lobby_pb2.StartTableResponse(table=table_to_proto(table), game_id=table.game_id)
+
+    async def EndGame(self, request: lobby_pb2.EndGameRequest, context: Context) -> lobby_pb2.Table:
+        caller = await self._host(context, request.table_id)
+        assert caller.table is not None
+        if not caller.table.started:
+            raise Rejected("TABLE_NOT_STARTED", f"table {request.table_id} has no game yet")
+        await self._end_game(caller.table.game_id)
+        return table_to_proto(caller.table)
+
+    async def _start(self, table: tables.Table, version: int) -> tables.Table:
+        """Creates the table's game (one game per table, with the table's id: a retried start
+        cannot create two), records the start, and has the table's clock watched."""
+        events = tables.start(table, table.table_id)
+        players = [
+            rules_pb2.GamePlayer(seat=s.number, name=s.player_name) for s in table.seats if s.taken
+        ]
+        await _call_rules(
+            self._rules.CreateGame(
+                rules_pb2.CreateGameRequest(
+                    game_id=table.table_id,
+                    players=players,
+                    beginner_game=table.beginner_game,
+                    fixed_seat_order=table.fixed_seat_order,
+                    trust_submitted_revenue=table.trust_submitted_revenue,
+                    undo_allowed=table.undo_allowed,
+                ),
+                timeout=10,
+            )
+        )
+        started = await self._tables.append(table.table_id, version, events)
+        if started.clock is not None:
+            await watch_clock(self._redis, started.table_id)
+        return started
+
+    async def _end_game(self, game_id: str) -> None:
+        await _call_rules(
+            self._rules.EndGame(rules_pb2.EndGameRequest(game_id=game_id), timeout=10)
+        )
+
+    # ---- tournaments -----------------------------------------------------------------------
+
+    @with_request_id(lobby_pb2.Tournament)
+    async def CreateTournament(
+        self, request: lobby_pb2.CreateTournamentRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        created = await self._tournaments.create(await self._caller(context), request)
+        return tournament_to_proto(created)
+
+    @with_request_id(lobby_pb2.Tournament)
+    async def StartRound(
+        self, request: lobby_pb2.StartRoundRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        caller = await self._caller(context)
+        _version, found, created = await self._tournaments.seat_round(caller, request.tournament_id)
+        for table in created:
+            await self._start(table, len(table.seats) + 1)
+        return tournament_to_proto(found)
+
+    async def GetTournament(
+        self, request: lobby_pb2.GetTournamentRequest, context: Context
+    ) -> lobby_pb2.Tournament:
+        return tournament_to_proto((await self._tournaments.load(request.tournament_id))[1])
+
+    async def ExportStandings(
+        self, request: lobby_pb2.ExportStandingsRequest, context: Context
+    ) -> lobby_pb2.ExportStandingsResponse:
+        as_json = request.format == lobby_pb2.STANDINGS_FORMAT_JSON
+        content_type, content = await self._tournaments.export(request.tournament_id, as_json)
+        return lobby_pb2.ExportStandingsResponse(content_type=content_type, content=content)
+
+    async def _host(self, context: Context, table_id: str) -> Caller:
+        caller = await self._caller(context, table_id)
+        require_host(caller)
+        return caller
+
+
+async def _call_rules(call: Awaitable[_Reply]) -> _Reply:
+    """A rules call; its rejection passes on to our caller intact."""
+    try:
+        return await call
+    except grpc.aio.AioRpcError as error:
+        raise from_rpc_error(error) or Rejected(
+            "RULES_UNAVAILABLE", f"the rules service failed: {error.details()}", Kind.UNAVAILABLE
+        ) from error
+
+
+class CredentialServicer(internal_lobby_pb2_grpc.CredentialServiceServicer):
+    """The gateway's one question: may this credential do this to that resource?"""
+
+    def __init__(
+        self,
+        tables_repo: TableRepository,
+        players_repo: PlayerRepository,
+        tournaments_repo: TournamentRepository,
+    ) -> None:
+        self._tables = tables_repo
+        self._players = players_repo
+        self._tournaments = tournaments_repo
+
+    async def Authorize(
+        self, request: internal_lobby_pb2.AuthorizeRequest, context: Context
+    ) -> internal_lobby_pb2.Grant:
+        if request.permission == internal_lobby_pb2.PERMISSION_WATCH_GAME:
+            return await self._watching(request.token, request.resource_id)
+        if not request.token:
+            raise MISSING_CREDENTIAL
+        needs_table = request.permission in TABLE_PERMISSIONS
+        caller = await identify(
+            request.token, self._tables, self._players, request.resource_id if needs_table else ""
+        )
+        match request.permission:
+            case internal_lobby_pb2.PERMISSION_HOST_TABLE:
+                require_host(caller)
+            case internal_lobby_pb2.PERMISSION_HOLD_SEAT:
+                require_seat(caller)
+            case internal_lobby_pb2.PERMISSION_ACT_IN_GAME:
+                require_seat_in_game(caller, request.resource_id)
+            case internal_lobby_pb2.PERMISSION_REGISTERED_HOST:
+                require_registered_host(caller)
+            case internal_lobby_pb2.PERMISSION_HOST_TOURNAMENT:
+                _version, found = await self._tournaments.load(request.resource_id)
+                require_tournament_host(caller, found)
+            case internal_lobby_pb2.PERMISSION_SIGNED_IN:
+                pass
+            case _:
+                raise Rejected(
+                    "UNKNOWN_PERMISSION",
+                    f"no permission {request.permission}",
+                    Kind.INVALID_ARGUMENT,
+                    {"field": "permission"},
+                )
+        return internal_lobby_pb2.Grant(principal=_principal(caller))
+
+    async def _watching(self, token: str, game_id: str) -> internal_lobby_pb2.Grant:
+        caller = await identify(token, self._tables, self._players) if token else None
+        principal = _principal(caller) if caller else None
+        try:
+            _version, table = await self._tables.load(game_id)  # the game is the table's
+        except Rejected:
+            return internal_lobby_pb2.Grant(principal=principal)  # imported: no table, public
+        return internal_lobby_pb2.Grant(
+            principal=principal, delay_actions=watching_delay(caller, table)
+        )
+
+
+TABLE_PERMISSIONS = (
+    internal_lobby_pb2.PERMISSION_HOST_TABLE,
+    internal_lobby_pb2.PERMISSION_HOLD_SEAT,
+    internal_lobby_pb2.PERMISSION_ACT_IN_GAME,
+)
+
+
+def _principal(caller: Caller) -> internal_lobby_pb2.Principal:
+    Principal = internal_lobby_pb2.Principal
+    role = Principal.ROLE_PLAYER
+    if caller.seat is not None:
+        role = Principal.ROLE_SEAT
+    elif caller.is_host:
+        role = Principal.ROLE_HOST
+    return Principal(
+        role=role,
+        table_id=caller.table.table_id if caller.table else "",
+        seat=caller.seat.number if caller.seat else 0,
+        game_id=caller.table.game_id if caller.table else "",
+        player_id=caller.player.player_id if caller.player else "",
+    )
+
+
+async def main() -> None:
+    addresses = Addresses.from_env()
+    redis = redis_client()
+    tables_repo = TableRepository(EventStore(redis, "table"), redis)
+    players_repo = PlayerRepository(EventStore(redis, "player"))
+    tournaments_repo = TournamentRepository(EventStore(redis, "tournament"), redis)
+    tournaments = Tournaments(tournaments_repo, tables_repo, players_repo)
+    channel = grpc.aio.insecure_channel(addresses.rules)
+    rules = rules_pb2_grpc.RulesServiceStub(channel)
+    clock_keeper = ClockKeeper(redis, tables_repo, rules)
+    result_keeper = ResultKeeper(tournaments_repo, tournaments)
+    stopping = asyncio.Event()
+    keeping = asyncio.create_task(
+        keep_running(stopping, [clock_keeper.run_once, result_keeper.run_once])
+    )
+
+    def register(server: grpc.aio.Server) -> Iterable[str]:
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+            LobbyServicer(tables_repo, players_repo, rules, tournaments, redis), server
+        )
+        internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(
+            CredentialServicer(tables_repo, players_repo, tournaments_repo), server
+        )
+        return [
+            lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,
+            internal_lobby_pb2.DESCRIPTOR.services_by_name["CredentialService"].full_name,
+        ]
+
+    async def stop() -> None:
+        stopping.set()
+        await keeping
+        await channel.close(None)
+        await redis.aclose()
+
+    await serve("lobby", addresses.lobby, register, on_stop=stop)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

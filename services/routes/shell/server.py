@@ -1,0 +1,127 @@
+"""The routes service process: optimal routes and route checking over track graphs.
+
+Internally (RouteEngine) it answers for a graph it is given; publicly (RoutesService) it
+fetches the corporation's graph from the rules service first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from infra.config import Addresses
+from infra.deadlines import MonotonicDeadline, seconds_from_now
+from infra.forwarding import relay_error
+from infra.grpc_errors import DOMAIN
+from infra.grpc_server import Context, serve
+from services.routes import wire
+from services.routes.engine.graph import Solution, TrackGraph, route_hexes
+from services.routes.engine.solver import solve
+from services.routes.engine.validation import evaluate
+from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
+from shikoku.v1 import routes_pb2 as public_pb2
+from shikoku.v1 import routes_pb2_grpc as public_pb2_grpc
+
+# Leave this much of a caller's deadline for answering.
+MARGIN_SECONDS = 0.05
+
+
+def _deadline(context: Context) -> MonotonicDeadline | None:
+    remaining = context.time_remaining()
+    return None if remaining is None else seconds_from_now(max(remaining - MARGIN_SECONDS, 0))
+
+
+class RouteEngineServicer(routes_pb2_grpc.RouteEngineServicer):
+    async def Evaluate(
+        self, request: routes_pb2.EvaluateRequest, context: Context
+    ) -> routes_pb2.Evaluation:
+        graph = wire.graph_from_proto(request.graph)
+        evaluation = evaluate(graph, wire.submitted_from_proto(request.routes))
+        return wire.evaluation_to_proto(evaluation)
+
+    async def Solve(
+        self, request: routes_pb2.SolveRequest, context: Context
+    ) -> routes_pb2.Solution:
+        solution = solve(wire.graph_from_proto(request.graph), _deadline(context))
+        return wire.solution_to_proto(solution)
+
+
+def public_solution(graph: TrackGraph, solution: Solution) -> public_pb2.RouteSolution:
+    return public_pb2.RouteSolution(
+        revenue=solution.revenue,
+        proven=solution.proven,
+        routes=[
+            public_pb2.TrainRoute(
+                train=graph.trains[route.train].name,
+                hexes=route_hexes(graph, route),
+                revenue=route.revenue,
+            )
+            for route in solution.routes
+        ],
+    )
+
+
+class RoutesServicer(public_pb2_grpc.RoutesServiceServicer):
+    def __init__(self, rules: rules_pb2_grpc.RulesServiceAsyncStub) -> None:
+        self._rules = rules
+
+    async def Optimize(
+        self, request: public_pb2.OptimizeRequest, context: Context
+    ) -> public_pb2.RouteSolution:
+        graph_request = rules_pb2.CorporationGraphRequest(
+            game_id=request.game_id, corporation=request.corporation
+        )
+        try:
+            message = await self._rules.CorporationGraph(graph_request, timeout=10)
+        except grpc.aio.AioRpcError as error:
+            await relay_error(error, context)
+            raise
+        graph = wire.graph_from_proto(message)
+        solution = solve(graph, _deadline(context))
+        answer = public_solution(graph, solution)
+        if not solution.proven:
+            await _deadline_exceeded(context, answer)
+        return answer
+
+
+async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -> None:
+    """DEADLINE_EXCEEDED, carrying the best solution found (proven = false) in the details."""
+    info = error_details_pb2.ErrorInfo(reason="SEARCH_CUT_SHORT", domain=DOMAIN)
+    details = [any_pb2.Any(), any_pb2.Any()]
+    details[0].Pack(info)
+    details[1].Pack(best)
+    status = status_pb2.Status(
+        code=code_pb2.DEADLINE_EXCEEDED,
+        message="the deadline came before the optimum was proven; the best found is attached",
+        details=details,
+    )
+    await context.abort_with_status(rpc_status.to_status(status))  # type: ignore[attr-defined]
+
+
+async def main() -> None:
+    addresses = Addresses.from_env()
+    rules_channel = grpc.aio.insecure_channel(addresses.rules)
+
+    def register(server: grpc.aio.Server) -> Iterable[str]:
+        routes_pb2_grpc.add_RouteEngineServicer_to_server(RouteEngineServicer(), server)
+        public_pb2_grpc.add_RoutesServiceServicer_to_server(
+            RoutesServicer(rules_pb2_grpc.RulesServiceStub(rules_channel)), server
+        )
+        return [
+            routes_pb2.DESCRIPTOR.services_by_name["RouteEngine"].full_name,
+            public_pb2.DESCRIPTOR.services_by_name["RoutesService"].full_name,
+        ]
+
+    async def stop() -> None:
+        await rules_channel.close(None)
+
+    await serve("routes", addresses.routes, register, on_stop=stop)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,151 @@
+"""Checking a corporation's submitted routes and pricing them, before deciding RunRoutes.
+
+`submission` builds what the routes service needs (the corporation's track graph and the
+routes in its terms); `priced` turns its answer into the command's `priced` runs or a
+rejection. The rules service sends the submission to the routes service over gRPC; the
+in-process replay calls the same evaluation directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from infra.rejection import Kind, Rejected
+from services.routes.engine.graph import TrackGraph, Train, route_hexes
+from services.routes.engine.validation import (
+    ConnectionRoute,
+    Evaluation,
+    HexRoute,
+    SubmittedRoute,
+)
+from services.rules import board
+from services.rules.domain.commands import RunRoutes
+from services.rules.domain.events import TrainRun
+from services.rules.domain.state import GameState, OperatingRound
+from services.rules.domain.title import load_title
+
+Evaluate = Callable[[TrackGraph, Sequence[SubmittedRoute]], Evaluation]
+
+
+def corporation_graph(state: GameState, corporation_id: str) -> TrackGraph:
+    """The corporation's trains on the current board, for the routes service."""
+    title = load_title(state.title)
+    corporation = state.corporation(corporation_id)
+    trains = tuple(Train(name, title.train(name).stops or None) for name in corporation.trains)
+    assert state.board is not None
+    return board.track_graph(state.board, corporation_id, state.phase, trains)
+
+
+def submissions(
+    state: GameState, command: RunRoutes
+) -> tuple[TrackGraph, list[tuple[SubmittedRoute, ...]]]:
+    """The graph, and the readings of the submitted routes to try in order: as given, then
+    (for hex lists) as the site's old logs wrote them, one centre-to-centre piece after
+    another, each piece in either direction (`J5 K4 J5 I4`: pieces J5-K4 and J5-I4)."""
+    graph, routes = submission(state, command)
+    centres = {node.hex for node in graph.nodes if node.is_centre}
+    as_pieces = tuple(
+        ConnectionRoute(r.train, _pieces(r.hexes, centres)) if isinstance(r, HexRoute) else r
+        for r in routes
+    )
+    readings = [routes]
+    if as_pieces != routes:
+        readings.append(as_pieces)
+    return graph, readings
+
+
+def _pieces(hexes: tuple[str, ...], centres: set[str]) -> tuple[tuple[str, ...], ...]:
+    pieces: list[tuple[str, ...]] = []
+    piece: list[str] = []
+    for hex_id in hexes:
+        piece.append(hex_id)
+        if hex_id in centres and len(piece) > 1:
+            pieces.append(tuple(piece))
+            piece = []
+    if piece:
+        pieces.append(tuple(piece))
+    return tuple(pieces)
+
+
+def first_legal(
+    graph: TrackGraph,
+    readings: list[tuple[SubmittedRoute, ...]],
+    evaluations: list[Evaluation],
+) -> Evaluation:
+    """The evaluation of the first reading that is legal, else that of the first reading."""
+    return next((e for e in evaluations if e.ok), evaluations[0])
+
+
+def submission(
+    state: GameState, command: RunRoutes
+) -> tuple[TrackGraph, tuple[SubmittedRoute, ...]]:
+    round_ = state.round
+    if not isinstance(round_, OperatingRound) or not round_.current:
+        raise Rejected("NOT_RUNNING_TRAINS", "no corporation is running trains now")
+    graph = corporation_graph(state, round_.current)
+    free = list(enumerate(train.name for train in graph.trains))
+    routes: list[SubmittedRoute] = []
+    for route in command.routes:
+        match = next((index for index, name in free if name == route.train), None)
+        if match is None:
+            raise Rejected(
+                "TRAIN_NOT_OWNED",
+                f"{round_.current} has no (other) {route.train}-train to run",
+                details={"train": route.train},
+            )
+        free.remove((match, route.train))
+        if route.connections:
+            routes.append(ConnectionRoute(match, route.connections))
+        else:
+            routes.append(HexRoute(match, route.hexes))
+    return graph, tuple(routes)
+
+
+def priced(command: RunRoutes, graph: TrackGraph, evaluation: Evaluation) -> RunRoutes:
+    """The command with each route's checked revenue, or the violation as a rejection."""
+    violation = evaluation.violation
+    if violation is not None:
+        train = graph.trains[violation.train].name if violation.train is not None else ""
+        where = violation.hex or violation.node or ""
+        raise Rejected(
+            f"ROUTE_{violation.reason}",
+            f"the {train}-train's route breaks a route rule (8.5.1): {violation.reason}"
+            + (f" at {where}" if where else "")
+            + (f" ({violation.detail})" if violation.detail else ""),
+            details={"train": train, "hex": violation.hex or "", "node": violation.node or ""},
+        )
+    runs = tuple(
+        TrainRun(graph.trains[route.train].name, route_hexes(graph, route), route.revenue)
+        for route in evaluation.routes
+    )
+    return dataclasses.replace(command, priced=runs)
+
+
+def trusted(command: RunRoutes) -> RunRoutes:
+    """Old site logs: each run's stored revenue, unchecked (docs/rules-notes.md)."""
+    runs = tuple(TrainRun(r.train, r.hexes, r.revenue) for r in command.routes)
+    if any(r.revenue < 0 for r in runs):
+        raise Rejected(
+            "INVALID_REVENUE",
+            "a revenue is never negative",
+            Kind.INVALID_ARGUMENT,
+            {"field": "routes.revenue"},
+        )
+    return dataclasses.replace(command, priced=runs)
+
+
+def trusts_revenue(state: GameState, command: RunRoutes) -> bool:
+    return state.trust_submitted_revenue and all(r.revenue for r in command.routes)
+
+
+def price_in_process(state: GameState, command: RunRoutes, evaluate: Evaluate) -> RunRoutes:
+    if trusts_revenue(state, command):
+        return trusted(command)
+    graph, readings = submissions(state, command)
+    evaluations = []
+    for reading in readings:
+        evaluations.append(evaluate(graph, reading))
+        if evaluations[-1].ok:
+            break
+    return priced(command, graph, first_legal(graph, readings, evaluations))

@@ -1,0 +1,219 @@
+"""Games on the event store: load a game's state, decide a command, append its events.
+
+The state is a cache of the fold of the stream: it is rebuilt from the stream's tail on every
+call, so several rules processes may serve the same game. The append states the version the
+decision was made on; if another process got there first, the command is decided again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import msgpack
+
+from infra.eventstore import Appended, EventStore, NewEvent, StoredEvent, VersionConflict
+from infra.rejection import Kind, Rejected
+from services.rules.domain import undo
+from services.rules.domain.commands import Command, Undo, command_to_plain
+from services.rules.domain.decide import decide
+from services.rules.domain.events import Event, Undone, event_from_payload
+from services.rules.domain.evolve import fold
+from services.rules.domain.state import GameState
+from services.rules.domain.undo import Logged
+from services.rules.shell.snapshots import SnapshotStore
+
+MAX_ATTEMPTS = 5
+Prepare = Callable[[GameState, Command], Awaitable[Command]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Moment:
+    version: int
+    at_ms: int
+    actor: int | None
+    acting_after: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Loaded:
+    version: int
+    state: GameState
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Timeline:
+    """A game's timeline as far as `version` of its log, and the state there, to go on from."""
+
+    version: int
+    state: GameState
+    moments: tuple[Moment, ...]
+
+
+def to_new_event(event: Event) -> NewEvent:
+    return NewEvent(type=event.TYPE, schema_version=event.SCHEMA, payload=event.payload())
+
+
+def command_fingerprint(command: Command) -> str:
+    """Tells commands apart: a command id sent again with another command is a client's bug."""
+    packed = msgpack.packb(command_to_plain(command))
+    return hashlib.sha256(packed).hexdigest()[:16]
+
+
+def to_domain(stored: StoredEvent) -> Event:
+    return event_from_payload(stored.type, stored.schema_version, stored.payload)
+
+
+class GameRepository:
+    def __init__(self, store: EventStore, snapshots: SnapshotStore | None = None) -> None:
+        self._store = store
+        self._snapshots = snapshots
+        self._latest: dict[str, Loaded] = {}
+        self._timelines: dict[str, _Timeline] = {}
+
+    async def log(
+        self, game_id: str, to_version: int | None = None, from_version: int = 1
+    ) -> list[Logged]:
+        return [
+            Logged(stored.version, to_domain(stored), stored.cause)
+            for stored in await self._store.read(game_id, from_version, to_version)
+        ]
+
+    async def load(self, game_id: str, version: int | None = None) -> Loaded:
+        """The state after `version` events (the latest if None). NOT_FOUND if no such game."""
+        latest = self._latest.get(game_id)
+        if version is not None and latest is not None and latest.version == version:
+            return latest  # watchers ask for the state after what was just written
+        if version is not None:
+            log = await self.log(game_id, version)
+            if len(log) < version or not log:
+                raise self._not_found(game_id, version)
+            return Loaded(len(log), undo.state_of(log))
+        cached = self._latest.get(game_id) or await self._from_snapshot(game_id)
+        tail = [to_domain(stored) for stored in await self._store.read(game_id, cached.version + 1)]
+        if any(isinstance(event, Undone) for event in tail):
+            log = await self.log(game_id)
+            loaded = Loaded(len(log), undo.state_of(log))
+        else:
+            loaded = Loaded(cached.version + len(tail), fold(tail, cached.state))
+        if loaded.version == 0:
+            raise self._not_found(game_id)
+        self._latest[game_id] = loaded
+        return loaded
+
+    async def timeline(self, game_id: str) -> list[Moment]:
+        """Each command that still counts: when it was accepted, who submitted it and who
+        must act after it (for clocks, which are derived from the log). Kept between calls and
+        extended with the new events only, unless an undo changed what counts."""
+        known = self._timelines.get(game_id)
+        tail = await self.log(game_id, from_version=known.version + 1) if known else []
+        if known is None or undo.has_undo(tail):
+            log = await self.log(game_id)
+            if not log:
+                raise self._not_found(game_id)
+            known, tail = _Timeline(0, GameState(), ()), undo.effective(log)
+            last = log[-1].version
+        else:
+            last = tail[-1].version if tail else known.version
+        state, moments = known.state, list(known.moments)
+        cause: Mapping[str, Any] = {}  # a tail starts a batch, whose first event has the cause
+        for index, logged in enumerate(tail):
+            cause = logged.cause if logged.cause is not None else cause
+            state = fold([logged.event], state)
+            if index + 1 == len(tail) or tail[index + 1].cause is not None:
+                seat = cause.get("seat")
+                moments.append(
+                    Moment(
+                        version=logged.version,
+                        at_ms=int(cause.get("at_ms", 0)),
+                        actor=seat if isinstance(seat, int) else None,
+                        acting_after=state.acting_seats,
+                    )
+                )
+        self._timelines[game_id] = _Timeline(last, state, tuple(moments))
+        return moments
+
+    async def _from_snapshot(self, game_id: str) -> Loaded:
+        snapshot = await self._snapshots.load(game_id) if self._snapshots else None
+        if snapshot is None:
+            return Loaded(0, GameState())
+        return Loaded(snapshot.version, snapshot.state)
+
+    async def _replayed(
+        self, game_id: str, command_id: str, fingerprint: str, done: Appended
+    ) -> list[StoredEvent]:
+        """The events a command id wrote before, if it was sent with this same command."""
+        if done.fingerprint and done.fingerprint != fingerprint:
+            raise Rejected(
+                "COMMAND_ID_REUSED",
+                f"command_id {command_id!r} was already used for a different command",
+                Kind.INVALID_ARGUMENT,
+                {"field": "command_id", "first_version": done.first},
+            )
+        return await self._store.read(game_id, done.first, done.last)
+
+    async def execute(
+        self,
+        game_id: str,
+        command: Command,
+        prepare: Prepare | None = None,
+        command_id: str = "",
+    ) -> list[StoredEvent]:
+        """Decides `command` on the latest state and stores its events; returns them stored.
+        `prepare` may complete the command from the state first (e.g. compute route revenue).
+        A `command_id` already applied is answered with the events it caused then, and
+        nothing is decided or written again."""
+        fingerprint = command_fingerprint(command) if command_id else ""
+        if command_id and (done := await self._store.applied(game_id, command_id)):
+            return await self._replayed(game_id, command_id, fingerprint, done)
+        for _attempt in range(MAX_ATTEMPTS):
+            try:
+                loaded = await self.load(game_id)
+            except Rejected:
+                loaded = Loaded(0, GameState())
+            ready = await prepare(loaded.state, command) if prepare else command
+            if isinstance(ready, Undo):
+                log = await self.log(game_id, loaded.version)
+                events = undo.decide_undo(loaded.state, log, ready)
+            else:
+                events = decide(loaded.state, ready)
+            cause = {**command_to_plain(ready), "at_ms": int(time.time() * 1000)}
+            try:
+                appended = await self._store.append_once(
+                    game_id,
+                    loaded.version,
+                    [to_new_event(e) for e in events],
+                    cause,
+                    command_id,
+                    fingerprint,
+                )
+            except VersionConflict:
+                continue
+            if appended.duplicate:  # the same command id won a race just now
+                return await self._replayed(game_id, command_id, fingerprint, appended)
+            first, version = appended.first, appended.last
+            if isinstance(ready, Undo):
+                self._latest.pop(game_id, None)  # rebuilt from the log on the next load
+            else:
+                self._latest[game_id] = Loaded(version, fold(events, loaded.state))
+                if self._snapshots and self._snapshots.due(loaded.version, version):
+                    await self._snapshots.save(game_id, version, self._latest[game_id].state)
+            return [
+                StoredEvent(first + i, e.TYPE, e.SCHEMA, e.payload(), cause if i == 0 else None)
+                for i, e in enumerate(events)
+            ]
+        raise Rejected(
+            "CONTENDED",
+            f"game {game_id} changed {MAX_ATTEMPTS} times while deciding; try again",
+            Kind.ABORTED,
+        )
+
+    @staticmethod
+    def _not_found(game_id: str, version: int | None = None) -> Rejected:
+        where = f" at version {version}" if version else ""
+        return Rejected(
+            "GAME_NOT_FOUND", f"no game {game_id}{where}", Kind.NOT_FOUND, {"game_id": game_id}
+        )

@@ -1,0 +1,220 @@
+"""The rules service process: the only writer of game events."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import uuid
+from collections.abc import Iterable
+
+import grpc
+from redis.asyncio import Redis
+
+from infra.config import Addresses, redis_client
+from infra.eventstore import EventStore, StoredEvent
+from infra.grpc_server import Context, serve
+from infra.rejection import Kind, Rejected
+from services.projections.game_summaries import register_game
+from services.routes import wire
+from services.rules import codec
+from services.rules.domain import route_pricing
+from services.rules.domain.commands import Command, CreateGame, EndGame, RunRoutes
+from services.rules.domain.decide import legal_actions
+from services.rules.domain.events import SeatedPlayer
+from services.rules.domain.state import GameState
+from services.rules.domain.view import state_document
+from services.rules.shell.paging import page_of
+from services.rules.shell.repository import GameRepository
+from services.rules.shell.snapshots import SnapshotStore
+from services.rules.shell.summaries import SummaryProjector
+from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
+from shikoku.v1 import game_pb2
+
+ROUTE_CHECK_SECONDS = 10.0
+MAX_COMMAND_ID = 64
+
+
+class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
+    def __init__(
+        self,
+        games: GameRepository,
+        routes: routes_pb2_grpc.RouteEngineAsyncStub,
+        redis: Redis,
+    ) -> None:
+        self._games = games
+        self._routes = routes
+        self._redis = redis
+
+    async def _prepare(self, state: GameState, command: Command) -> Command:
+        """Routes are checked, and their revenue computed, by the routes service before
+        deciding (rulebook 8.5); the events then record the revenue."""
+        if not isinstance(command, RunRoutes):
+            return command
+        if route_pricing.trusts_revenue(state, command):
+            return route_pricing.trusted(command)
+        graph, readings = route_pricing.submissions(state, command)
+        graph_message = wire.graph_to_proto(graph)
+        evaluations = []
+        for reading in readings:
+            request = routes_pb2.EvaluateRequest(
+                graph=graph_message, routes=wire.submitted_to_proto(reading)
+            )
+            try:
+                answer = await self._routes.Evaluate(request, timeout=ROUTE_CHECK_SECONDS)
+            except grpc.aio.AioRpcError as error:
+                raise Rejected(
+                    "ROUTES_UNAVAILABLE",
+                    f"the routes service could not check the routes: {error.details()}",
+                    Kind.UNAVAILABLE,
+                ) from error
+            evaluations.append(wire.evaluation_from_proto(answer))
+            if evaluations[-1].ok:
+                break
+        evaluation = route_pricing.first_legal(graph, readings, evaluations)
+        return route_pricing.priced(command, graph, evaluation)
+
+    async def Timeline(
+        self, request: rules_pb2.TimelineRequest, context: Context
+    ) -> rules_pb2.TimelineResponse:
+        moments = await self._games.timeline(request.game_id)
+        return rules_pb2.TimelineResponse(
+            moments=[
+                rules_pb2.Moment(
+                    version=m.version,
+                    at_ms=m.at_ms,
+                    actor=m.actor or 0,
+                    acting_after=m.acting_after,
+                )
+                for m in moments
+            ]
+        )
+
+    async def CorporationGraph(
+        self, request: rules_pb2.CorporationGraphRequest, context: Context
+    ) -> routes_pb2.TrackGraph:
+        loaded = await self._games.load(request.game_id)
+        try:
+            loaded.state.corporation(request.corporation)
+        except KeyError:
+            raise Rejected(
+                "UNKNOWN_CORPORATION",
+                f"there is no corporation {request.corporation!r}",
+                Kind.INVALID_ARGUMENT,
+                {"field": "corporation", "corporation": request.corporation},
+            ) from None
+        graph = route_pricing.corporation_graph(loaded.state, request.corporation)
+        return wire.graph_to_proto(graph)
+
+    async def CreateGame(
+        self, request: rules_pb2.CreateGameRequest, context: Context
+    ) -> rules_pb2.CreateGameResponse:
+        command = CreateGame(
+            players=tuple(SeatedPlayer(seat=p.seat, name=p.name) for p in request.players),
+            seed=secrets.randbits(63),
+            beginner_game=request.beginner_game,
+            fixed_seat_order=request.fixed_seat_order,
+            trust_submitted_revenue=request.trust_submitted_revenue,
+            undo_allowed=request.undo_allowed,
+        )
+        try:
+            await register_game(self._redis, request.game_id)  # before its first event
+            stored = await self._games.execute(request.game_id, command)
+            return rules_pb2.CreateGameResponse(version=stored[-1].version)
+        except Rejected as rejection:
+            if rejection.reason != "GAME_EXISTS":
+                raise
+            loaded = await self._games.load(request.game_id)
+            return rules_pb2.CreateGameResponse(version=loaded.version)
+
+    async def Submit(
+        self, request: rules_pb2.SubmitRequest, context: Context
+    ) -> game_pb2.SubmitCommandResponse:
+        if len(request.command_id) > MAX_COMMAND_ID:
+            raise Rejected(
+                "INVALID_COMMAND_ID",
+                f"a command id has at most {MAX_COMMAND_ID} characters",
+                Kind.INVALID_ARGUMENT,
+                {"field": "command_id"},
+            )
+        command = codec.command_from_proto(request.seat, request.command)
+        # Without the client's id, one of ours: a write whose reply Redis lost and the
+        # client library retried is then recognised instead of applied twice.
+        command_id = request.command_id or f"auto-{uuid.uuid4()}"
+        stored = await self._games.execute(request.game_id, command, self._prepare, command_id)
+        return _applied(request.game_id, stored)
+
+    async def EndGame(
+        self, request: rules_pb2.EndGameRequest, context: Context
+    ) -> game_pb2.SubmitCommandResponse:
+        return _applied(request.game_id, await self._games.execute(request.game_id, EndGame()))
+
+    async def GetState(
+        self, request: game_pb2.GetStateRequest, context: Context
+    ) -> game_pb2.GameState:
+        if request.version < 0:
+            raise Rejected(
+                "INVALID_VERSION",
+                "version must be >= 0",
+                Kind.INVALID_ARGUMENT,
+                {"field": "version"},
+            )
+        loaded = await self._games.load(request.game_id, request.version or None)
+        return game_pb2.GameState(
+            game_id=request.game_id,
+            version=loaded.version,
+            acting_seats=loaded.state.acting_seats,
+            state=codec.struct(state_document(loaded.state)),
+        )
+
+    async def ListLegalActions(
+        self, request: game_pb2.ListLegalActionsRequest, context: Context
+    ) -> game_pb2.ListLegalActionsResponse:
+        loaded = await self._games.load(request.game_id)
+        actions, next_page_token = page_of(
+            legal_actions(loaded.state), loaded.version, request.page_size, request.page_token
+        )
+        return game_pb2.ListLegalActionsResponse(
+            version=loaded.version,
+            actions=[codec.legal_action_to_proto(a) for a in actions],
+            next_page_token=next_page_token,
+        )
+
+
+def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandResponse:
+    """The answer to an accepted command: the events it caused and the version after them."""
+    return game_pb2.SubmitCommandResponse(
+        version=stored[-1].version,
+        events=[codec.event_to_proto(game_id, event) for event in stored],
+    )
+
+
+async def main() -> None:
+    redis = redis_client()
+    routes_channel = grpc.aio.insecure_channel(Addresses.from_env().routes)
+    servicer = RulesServicer(
+        GameRepository(EventStore(redis, "game"), SnapshotStore(redis)),
+        routes_pb2_grpc.RouteEngineStub(routes_channel),
+        redis,
+    )
+
+    projector = SummaryProjector(redis, f"rules-{socket.gethostname()}-{os.getpid()}")
+    stopping = asyncio.Event()
+    projecting = asyncio.create_task(projector.run(stopping))
+
+    async def stop() -> None:
+        stopping.set()
+        await projecting
+        await routes_channel.close(None)
+        await redis.aclose()
+
+    def register(server: grpc.aio.Server) -> Iterable[str]:
+        rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
+        return [rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name]
+
+    await serve("rules", Addresses.from_env().rules, register, on_stop=stop)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

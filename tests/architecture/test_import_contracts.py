@@ -1,0 +1,71 @@
+"""The layers of docs/architecture.md hold: `lint-imports` keeps the contracts in
+pyproject.toml, and breaks them when a module steps out of its layer (so the check is live)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("tools", "gateway", "services", "shikoku_sdk", "infra", "shikoku")
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "pyproject.toml"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tree)},
+    )
+
+
+@pytest.fixture
+def tree_copy(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def add_import(module: Path, line: str) -> None:
+    text = module.read_text()
+    head, _, rest = text.partition("from __future__ import annotations\n")
+    module.write_text(f"{head}from __future__ import annotations\n\n{line}\n{rest}")
+
+
+def test_the_tree_keeps_every_contract() -> None:
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        # A domain module that reads the clock.
+        ("services/rules/domain/state.py", "import time", "pure cores"),
+        # A route-engine module that talks to Redis.
+        ("services/routes/engine/solver.py", "import redis", "pure cores"),
+        # The infrastructure reaching up into a service.
+        ("infra/eventstore.py", "import services.rules.shell.repository", "Each layer"),
+        # One service's shell calling into another's instead of through the protos.
+        ("gateway/auth.py", "import services.lobby.shell.accounts", "Each layer"),
+        # A service using a tool.
+        ("services/lobby/shell/server.py", "import tools.supervisor", "Each layer"),
+    ],
+)
+def test_a_deliberate_violation_breaks_its_contract(
+    tree_copy: Path, module: str, line: str, contract: str
+) -> None:
+    add_import(tree_copy / module, line)
+    result = lint_imports(tree_copy)
+    assert result.returncode != 0
+    broken = result.stdout.split("Broken contracts", 1)[-1]
+    assert contract in broken, result.stdout

@@ -1,0 +1,116 @@
+"""The `shikoku` command: one entry point for every command-line job."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from pathlib import Path
+
+from infra.config import Addresses
+
+SERVE_MODULES = {
+    "rules": "services.rules.shell.server",
+    "routes": "services.routes.shell.server",
+    "lobby": "services.lobby.shell.server",
+    "gateway": "gateway.server",
+    "web": "gateway.web.server",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="shikoku", description="Shikoku 1889 game server")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser(
+        "run", help="start Redis, the services and the web bridge on loopback"
+    )
+    run.add_argument(
+        "--durable",
+        action="store_true",
+        help="embedded Redis fsyncs every write to an append-only file before acknowledging it",
+    )
+    run.add_argument("--data-dir", type=Path, help="where the embedded Redis keeps its files")
+
+    serve = commands.add_parser("serve", help="run one service in the foreground")
+    serve.add_argument("service", choices=sorted(SERVE_MODULES))
+
+    routes = commands.add_parser(
+        "routes", help="the best routes of corporations at a board position (JSON file)"
+    )
+    routes.add_argument("position", type=Path, help="position file (see docs/routes.md)")
+    routes.add_argument("--corporation", help="the corporation to run, e.g. AR")
+    routes.add_argument("--all", action="store_true", help="every corporation with trains")
+    routes.add_argument("--json", action="store_true", help="one JSON object per corporation")
+
+    site = commands.add_parser(
+        "import", help="replay an 18xx.games game export and compare the final scores"
+    )
+    site.add_argument("file", type=Path, help="the site's game export (JSON)")
+    site.add_argument(
+        "--gateway",
+        default=Addresses.from_env().gateway,
+        help="the gateway to play through (default: the one `make run` starts)",
+    )
+    site.add_argument(
+        "--in-process",
+        action="store_true",
+        help="start Redis and the services for this command alone, on free ports",
+    )
+    site.add_argument("--json", action="store_true", help="print one JSON object instead")
+    site.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
+
+    out = commands.add_parser("export", help="a game of ours in the 18xx.games export format")
+    out.add_argument("game_id")
+    out.add_argument("--gateway", default=Addresses.from_env().gateway)
+    out.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    out.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
+
+    keys = commands.add_parser(
+        "api-key", help="issue, list or revoke client applications' API keys (in REDIS_URL)"
+    )
+    key_actions = keys.add_subparsers(dest="action", required=True)
+    create = key_actions.add_parser("create", help="a new key; prints its id and then the key")
+    create.add_argument("name", help="the client application it is for")
+    create.add_argument(
+        "--per-second", type=float, help="its callers' rate limit (default: the gateway's)"
+    )
+    create.add_argument("--burst", type=int, help="its callers' burst (default: the gateway's)")
+    key_actions.add_parser("list", help="every key's id, name and whether it is revoked")
+    key_actions.add_parser("revoke", help="refuse the key from now on").add_argument("key_id")
+
+    args = parser.parse_args(argv)
+    if args.command == "api-key":
+        from gateway.api_keys import api_key_command
+        from infra.config import redis_url
+
+        argument = getattr(args, "name", "") or getattr(args, "key_id", "")
+        limits = (getattr(args, "per_second", None), getattr(args, "burst", None))
+        return api_key_command(redis_url(), args.action, argument, *limits)
+    if args.command == "run":
+        from tools.supervisor import run as run_all
+
+        return run_all(durable=args.durable, data_dir=args.data_dir)
+    if args.command == "routes":
+        from tools.routes_command import main as routes_main
+
+        return routes_main(args.position, args.corporation, args.all, args.json)
+    if args.command == "import":
+        from tools.sitelog.command import import_game
+
+        return import_game(args.file, args.gateway, args.in_process, args.json, args.api_key)
+    if args.command == "export":
+        from tools.sitelog.command import export_game
+
+        return export_game(args.game_id, args.gateway, args.output, args.api_key)
+    if args.command == "serve":
+        module = importlib.import_module(SERVE_MODULES[args.service])
+        asyncio.run(module.main())
+        return 0
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

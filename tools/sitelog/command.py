@@ -1,0 +1,153 @@
+"""`shikoku import FILE`: replay an 18xx.games export through the gateway and compare scores;
+`shikoku export GAME_ID`: a game of ours in the 18xx.games export format."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+
+from services.rules.domain.events import Event, event_from_payload
+from shikoku.v1 import game_pb2, game_pb2_grpc
+from shikoku_sdk.channel import keyed_channel
+from tools.sitelog.export_format import ExportError, SiteGame, load
+from tools.sitelog.exporter import batches_from, export
+from tools.sitelog.gateway_table import GatewayTable
+from tools.sitelog.replay import Outcome, replay
+from tools.supervisor import System
+
+BAR_WIDTH = 30
+CONNECT_SECONDS = 10
+
+
+def import_game(
+    path: Path, gateway: str, in_process: bool, as_json: bool, api_key: str | None = None
+) -> int:
+    """Exit status: 0 when the replay ends as the site's game did, 1 when it diverges, 2 when
+    it cannot start."""
+    try:
+        game = load(path)
+    except (OSError, ExportError) as error:
+        print(f"shikoku import: {path}: {error}", file=sys.stderr)
+        return 2
+    if in_process:
+        with System.on_free_ports(log=sys.stderr) as system:
+            return replay_through(game, system.gateway, as_json, system.api_key)
+    return replay_through(game, gateway, as_json, api_key)
+
+
+def replay_through(game: SiteGame, gateway: str, as_json: bool, api_key: str | None) -> int:
+    with keyed_channel(gateway, api_key) as channel:
+        if not _answers(channel, gateway, "import"):
+            return 2
+        table = GatewayTable(game, channel)
+        outcome = replay(game, table, None if as_json else _progress_bar())
+    if as_json:
+        print(json.dumps(as_document(outcome)))
+    else:
+        print(report(game, outcome))
+    return 0 if outcome.matches(game) else 1
+
+
+def _answers(channel: grpc.Channel, gateway: str, command: str) -> bool:
+    """Whether the gateway accepts the connection in time (if not, says so on stderr)."""
+    try:
+        grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
+    except grpc.FutureTimeoutError:
+        print(f"shikoku {command}: no gateway answers at {gateway}", file=sys.stderr)
+        return False
+    return True
+
+
+def _progress_bar() -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        filled = BAR_WIDTH * done // max(total, 1)
+        sys.stderr.write(f"\r[{'#' * filled}{' ' * (BAR_WIDTH - filled)}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def as_document(outcome: Outcome) -> dict[str, object]:
+    return {
+        "game_id": outcome.game_id,
+        "players": outcome.net_worths,
+        "end_reason": outcome.end_reason,
+        "actions": outcome.actions,
+    }
+
+
+def report(game: SiteGame, outcome: Outcome) -> str:
+    lines = []
+    if (divergence := outcome.divergence) is not None:
+        lines.append(f"diverged at action {divergence.action_id}: {json.dumps(divergence.action)}")
+        lines.append(f"  our game refused it: {divergence.reason}")
+    lines.append(f"{'player':<28} {'ours':>8} {'site':>8}")
+    for player in game.players:
+        ours, site = outcome.net_worths.get(player.id), game.result.get(player.id)
+        mark = "" if ours == site else "  <- differs"
+        lines.append(f"{player.name + ' (' + player.id + ')':<28} {ours!s:>8} {site!s:>8}{mark}")
+    lines.append(
+        f"end: ours {outcome.end_reason or '-'}, site {game.end_reason or '-'}; "
+        f"{outcome.actions} actions replayed"
+    )
+    return "\n".join(lines)
+
+
+def export_game(game_id: str, gateway: str, out: Path | None, api_key: str | None = None) -> int:
+    """Writes the game's 18xx.games export (JSON) to `out` or stdout."""
+    with keyed_channel(gateway, api_key) as channel:
+        if not _answers(channel, gateway, "export"):
+            return 2
+        try:
+            stored = read_log(game_pb2_grpc.GameServiceStub(channel), game_id)
+        except grpc.RpcError as error:
+            print(f"shikoku export: {error.details()}", file=sys.stderr)
+            return 2
+    document = export(game_id, batches_from(stored))
+    text = json.dumps(document, indent=1)
+    if out is None:
+        print(text)
+    else:
+        out.write_text(text + "\n")
+    return 0
+
+
+def read_log(
+    games: game_pb2_grpc.GameServiceStub, game_id: str
+) -> list[tuple[dict[str, Any] | None, Event]]:
+    """Every event of the game so far, with the command stored on each batch's first."""
+    version = games.GetState(game_pb2.GetStateRequest(game_id=game_id), timeout=30).version
+    stored: list[tuple[dict[str, Any] | None, Event]] = []
+    stream = games.StreamEvents(game_pb2.StreamEventsRequest(game_id=game_id, from_version=1))
+    for message in stream:
+        payload = _integral(json_format.MessageToDict(message.payload))
+        event = event_from_payload(message.type, message.schema_version, payload)
+        cause = (
+            _integral(json_format.MessageToDict(message.command))
+            if message.HasField("command")
+            else None
+        )
+        stored.append((cause, event))
+        if message.version >= version:
+            stream.cancel()  # type: ignore[no-untyped-call]
+            break
+    return stored
+
+
+def _integral(value: Any) -> Any:
+    """JSON numbers come back as floats: whole ones were ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value

@@ -1,0 +1,331 @@
+"""Our event log back to the 18xx.games export format, so that games played here open with
+the site's tools (and re-import into ours: `tests/sitelog/test_round_trip.py`).
+
+Every command stored with the events it caused becomes one site action; what followed by
+itself (a private sold to its only bidder, a player with nothing to do passing) is left to the
+site's engine, as in its own logs. The site names shares, trains and tiles by copy (`KO_3`,
+`2-1`, `8-0`): `_Copies` hands out those names as the game goes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.rules.domain import commands as cmd
+from services.rules.domain import events as ev
+from services.rules.domain.evolve import evolve
+from services.rules.domain.market import load_market
+from services.rules.domain.route_pricing import corporation_graph
+from services.rules.domain.state import GameState, OperatingRound, PrivateAuction
+from services.rules.domain.title import load_title
+from services.rules.domain.undo import Logged, effective
+
+Action = dict[str, Any]
+END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "ended": "manually_ended"}
+PRESIDENT = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A command and the events it caused, as stored."""
+
+    command: cmd.Command
+    events: tuple[ev.Event, ...]
+
+
+@dataclass
+class _Copies:
+    """Site names for shares, trains and tiles, following them through the game."""
+
+    initial_offering: dict[str, list[int]] = field(default_factory=dict)
+    open_market: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    held: dict[tuple[int, str], list[int]] = field(default_factory=lambda: defaultdict(list))
+    depot_bought: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    trains: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # owner ->
+    tiles_laid: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    tile_on_hex: dict[str, str] = field(default_factory=dict)
+
+    def share_ids(self, corporation: str) -> list[int]:
+        return self.initial_offering.setdefault(corporation, list(range(1, 9)))
+
+    def take_share(self, seat: int, corporation: str, source: str) -> str:
+        pool = (
+            self.share_ids(corporation)
+            if source == "initial_offering"
+            else (self.open_market[corporation])
+        )
+        number = pool.pop(0)
+        self.held[(seat, corporation)].append(number)
+        return f"{corporation}_{number}"
+
+    def sell_shares(self, seat: int, corporation: str, count: int) -> list[str]:
+        held = self.held[(seat, corporation)]
+        sold = [number for number in held if number != PRESIDENT][:count]
+        assert len(sold) == count, f"seat {seat} holds no {count} {corporation} shares to sell"
+        for number in sold:
+            held.remove(number)
+        self.open_market[corporation] += sold
+        return [f"{corporation}_{number}" for number in sold]
+
+    def swap_presidency(self, corporation: str, new: int, previous: int) -> None:
+        """7.5: the new president hands two 10% shares for the president's certificate."""
+        given = [n for n in self.held[(new, corporation)] if n != PRESIDENT][:2]
+        for number in given:
+            self.held[(new, corporation)].remove(number)
+        self.held[(previous, corporation)] += given
+        self.held[(previous, corporation)].remove(PRESIDENT)
+        self.held[(new, corporation)].append(PRESIDENT)
+
+    def train_id(self, owner: str, name: str) -> str:
+        return next(t for t in self.trains[owner] if t.rsplit("-", 1)[0] == name)
+
+    def move_train(self, train_id: str, source: str, owner: str) -> None:
+        self.trains[source].remove(train_id)
+        self.trains[owner].append(train_id)
+
+    def new_train(self, name: str, owner: str) -> str:
+        train_id = f"{name}-{self.depot_bought[name]}"
+        self.depot_bought[name] += 1
+        self.trains[owner].append(train_id)
+        return train_id
+
+    def lay(self, hex_id: str, tile: str) -> str:
+        tile_id = f"{tile}-{self.tiles_laid[tile]}"
+        self.tiles_laid[tile] += 1
+        self.tile_on_hex[hex_id] = tile_id
+        return tile_id
+
+    def observe(self, event: ev.Event) -> None:
+        """What happened by itself: rusting, presidencies changing hands."""
+        if isinstance(event, ev.PresidencyChanged):
+            self.swap_presidency(event.corporation, event.seat, event.previous)
+        if isinstance(event, ev.TrainsRusted):
+            for owner, held in self.trains.items():
+                self.trains[owner] = [t for t in held if t.rsplit("-", 1)[0] != event.train]
+
+
+def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
+    state = GameState()
+    copies = _Copies()
+    actions: list[Action] = []
+    created: cmd.CreateGame | None = None
+    for batch in batches:
+        swaps = [e for e in batch.events if isinstance(e, ev.PresidencyChanged)]
+        selling = isinstance(batch.command, cmd.SellShares)
+        if selling:  # the certificates change hands first, then the shares are sold
+            for swap in swaps:
+                copies.observe(swap)
+        if isinstance(batch.command, cmd.CreateGame):
+            created = batch.command
+        else:
+            for action in _actions(batch.command, state, copies):
+                actions.append({**action, "id": len(actions) + 1})
+        for event in batch.events:
+            if not (selling and event in swaps):
+                copies.observe(event)
+            state = evolve(state, event)
+    if created is None:
+        raise ValueError(f"game {game_id} has no CreateGame command")
+    return {
+        "id": game_id,
+        "title": state.title,
+        "description": "exported from a Shikoku 1889 server",
+        "status": "finished" if state.result else "active",
+        "max_players": len(state.players),
+        "players": [{"id": p.seat, "name": p.name} for p in state.players],
+        "settings": {
+            "seed": created.seed,
+            "optional_rules": ["beginner_game"] if created.beginner_game else [],
+        },
+        "actions": actions,
+        "result": {str(s): n for s, n in state.result.net_worths} if state.result else {},
+        "game_end_reason": END_REASONS.get(state.result.reason, "") if state.result else "",
+    }
+
+
+def batches_from(stored: Iterable[tuple[dict[str, Any] | None, ev.Event]]) -> list[Batch]:
+    """Stored (cause, event) pairs, in order, grouped by the command that caused them; what
+    was undone is left out."""
+    log = [Logged(number, event, cause) for number, (cause, event) in enumerate(stored, start=1)]
+    batches: list[Batch] = []
+    for logged in effective(log):
+        cause, event = logged.cause, logged.event
+        if cause is not None:
+            batches.append(Batch(cmd.command_from_plain(cause), (event,)))
+        elif batches:
+            last = batches[-1]
+            batches[-1] = Batch(last.command, (*last.events, event))
+    return batches
+
+
+def _entity(state: GameState, seat: int) -> dict[str, Any]:
+    """Who acts in the site's terms: the ability's company, the operating corporation, or the
+    player."""
+    round_ = state.round
+    if isinstance(round_, OperatingRound):
+        if round_.ability is not None:
+            return {"entity": round_.ability[0], "entity_type": "company"}
+        if round_.discarding:
+            return {"entity": round_.discarding[0], "entity_type": "corporation"}
+        if round_.current:
+            return {"entity": round_.current, "entity_type": "corporation"}
+    return {"entity": seat, "entity_type": "player"}
+
+
+def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Action]:
+    match command:
+        case cmd.EndGame():
+            return [{"type": "end_game", "entity": state.players[0].seat, "entity_type": "player"}]
+        case cmd.BuyPrivate(seat=seat, company=company):
+            assert isinstance(state.round, PrivateAuction)
+            price = state.round.prices[company]
+            return [{"type": "bid", **_entity(state, seat), "company": company, "price": price}]
+        case cmd.PlaceBid(seat=seat, company=company, price=price):
+            return [{"type": "bid", **_entity(state, seat), "company": company, "price": price}]
+        case cmd.Pass(seat=seat):
+            return [{"type": "pass", **_entity(state, seat)}]
+        case cmd.StartCorporation(seat=seat, corporation=corporation, par=par):
+            row, column = load_market(state.title).par_positions()[par]
+            copies.share_ids(corporation)
+            copies.held[(seat, corporation)].append(PRESIDENT)
+            return [
+                {
+                    "type": "par",
+                    **_entity(state, seat),
+                    "corporation": corporation,
+                    "share_price": f"{par},{row},{column}",
+                }
+            ]
+        case cmd.BuyShare(seat=seat, corporation=corporation, source=source):
+            share = copies.take_share(seat, corporation, source)
+            return [
+                {"type": "buy_shares", **_entity(state, seat), "shares": [share], "percent": 10}
+            ]
+        case cmd.SellShares(seat=seat, corporation=corporation, count=count):
+            shares = copies.sell_shares(seat, corporation, count)
+            action = {"type": "sell_shares", "shares": shares, "percent": 10 * count}
+            return [{**action, "entity": seat, "entity_type": "player"}]
+        case cmd.LayTile(seat=seat, hex=hex_id, tile=tile, rotation=rotation):
+            tile_id = copies.lay(hex_id, tile)
+            return [
+                {
+                    "type": "lay_tile",
+                    **_entity(state, seat),
+                    "hex": hex_id,
+                    "tile": tile_id,
+                    "rotation": rotation,
+                }
+            ]
+        case cmd.LayPrivateTile(company=company, hex=hex_id, tile=tile, rotation=rotation):
+            tile_id = copies.lay(hex_id, tile)
+            return [
+                {
+                    "type": "lay_tile",
+                    "entity": company,
+                    "entity_type": "company",
+                    "hex": hex_id,
+                    "tile": tile_id,
+                    "rotation": rotation,
+                }
+            ]
+        case cmd.ExchangePrivate(seat=seat, company=company):
+            target = load_title(state.title).private(company).exchange_for
+            share = copies.take_share(seat, target, "initial_offering")
+            return [
+                {
+                    "type": "buy_shares",
+                    "entity": company,
+                    "entity_type": "company",
+                    "shares": [share],
+                    "percent": 10,
+                }
+            ]
+        case cmd.PlaceToken(seat=seat, hex=hex_id, city=city):
+            tile_id = copies.tile_on_hex.get(hex_id, f"{hex_id}-0")
+            return [{"type": "place_token", **_entity(state, seat), "city": f"{tile_id}-{city}"}]
+        case cmd.RunRoutes(seat=seat, priced=priced):
+            assert priced is not None and isinstance(state.round, OperatingRound)
+            return [
+                {
+                    "type": "run_routes",
+                    **_entity(state, seat),
+                    "routes": _routes(state, state.round.current, priced, copies),
+                }
+            ]
+        case cmd.PayDividends(seat=seat, payout=payout):
+            kind = "payout" if payout else "withhold"
+            return [{"type": "dividend", **_entity(state, seat), "kind": kind}]
+        case cmd.BuyTrain(seat=seat, train=train, source=source, price=price, exchange=old):
+            return [_buy_train(state, seat, train, source, price, old, copies)]
+        case cmd.DiscardTrain(seat=seat, corporation=corporation, train=train):
+            train_id = copies.train_id(corporation, train)
+            copies.move_train(train_id, corporation, "open_market")
+            return [{"type": "discard_train", **_entity(state, seat), "train": train_id}]
+        case cmd.BuyPrivateForCorporation(seat=seat, company=company, price=price):
+            action = {"type": "buy_company", "company": company, "price": price}
+            return [{**action, **_entity(state, seat)}]
+        case cmd.DeclareBankruptcy(seat=seat):
+            return [{"type": "bankrupt", **_entity(state, seat)}]
+    raise TypeError(command)
+
+
+def _buy_train(
+    state: GameState, seat: int, train: str, source: str, price: int, old: str, copies: _Copies
+) -> Action:
+    assert isinstance(state.round, OperatingRound)
+    buyer = state.round.current
+    if source == "depot":
+        train_id = copies.new_train(train, buyer)
+    else:
+        train_id = copies.train_id(source, train)
+        copies.move_train(train_id, source, buyer)
+    action: Action = {
+        "type": "buy_train",
+        **_entity(state, seat),
+        "train": train_id,
+        "price": price,
+    }
+    if old:
+        old_id = copies.train_id(buyer, old)
+        rusts = old in load_title(state.title).train(train).exchange_rusts
+        copies.move_train(old_id, buyer, "rusted" if rusts else "open_market")
+        action["exchange"] = old_id
+    return action
+
+
+def _routes(
+    state: GameState, corporation: str, runs: Sequence[ev.TrainRun], copies: _Copies
+) -> list[dict[str, Any]]:
+    """Games that trusted stored revenue keep the old form (hexes and revenue); others use the
+    newer one (centre-to-centre connections, no revenue)."""
+    ids = list(copies.trains[corporation])
+    routes = []
+    for run in runs:
+        train_id = next(t for t in ids if t.rsplit("-", 1)[0] == run.train)
+        ids.remove(train_id)
+        if state.trust_submitted_revenue:
+            routes.append({"train": train_id, "hexes": list(run.hexes), "revenue": run.revenue})
+        else:
+            centres = _centre_hexes(state, corporation)
+            routes.append({"train": train_id, "connections": _connections(run.hexes, centres)})
+    return routes
+
+
+def _centre_hexes(state: GameState, corporation: str) -> set[str]:
+    graph = corporation_graph(state, corporation)
+    return {node.hex for node in graph.nodes if node.is_centre}
+
+
+def _connections(hexes: Sequence[str], centres: set[str]) -> list[list[str]]:
+    """A path split at the revenue centres it visits: [K4, J5, I4] -> [[K4, J5], [J5, I4]]."""
+    pieces: list[list[str]] = []
+    piece: list[str] = []
+    for hex_id in hexes:
+        piece.append(hex_id)
+        if hex_id in centres and len(piece) > 1:
+            pieces.append(piece)
+            piece = [hex_id]
+    return pieces

@@ -1,0 +1,161 @@
+"""Replaying a site game on one of our tables, and comparing the outcome with the site's.
+
+The same loop drives a table in this process (the domain code directly) or a table behind the
+gateway (real services): both sides implement `Table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from infra.rejection import Rejected
+from shikoku.v1 import game_pb2
+from tools.sitelog.export_format import Action, SiteGame, effective_actions
+from tools.sitelog.translate import EndGame, Submit, Translator, Untranslatable
+
+
+class Table(Protocol):
+    """A started table with the site game's players seated in the site's order."""
+
+    def view(self) -> dict[str, Any]:
+        """The game's state document (GameState.state)."""
+        ...
+
+    def submit(self, seat: int, step: Submit) -> None:
+        """Submits as `seat`; raises Rejected if the game refuses."""
+        ...
+
+    def end_game(self) -> None: ...
+
+    def can_pass(self) -> bool:
+        """Whether passing is among the legal actions now."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    action_id: int
+    action: Action
+    reason: str
+
+
+@dataclass
+class Outcome:
+    game_id: str
+    actions: int = 0
+    net_worths: dict[str, int] = field(default_factory=dict)  # site player id -> ours
+    end_reason: str = ""
+    divergence: Divergence | None = None
+
+    def matches(self, game: SiteGame) -> bool:
+        return (
+            self.divergence is None
+            and self.net_worths == game.result
+            and self.end_reason == game.end_reason
+        )
+
+
+# Which of our operating steps a site action belongs to.
+_STEP_OF = {
+    "lay_tile": "track",
+    "place_token": "token",
+    "run_routes": "routes",
+    "dividend": "dividend",
+    "buy_train": "trains",
+    "discard_train": "trains",
+}
+_STEPS = ["track", "token", "routes", "dividend", "trains"]
+_TRAIN_STEP_ACTIONS = {"buy_train", "discard_train", "buy_company", "sell_shares", "bankrupt"}
+
+
+def _current_action(game: SiteGame, done: int) -> Action:
+    return effective_actions(game.actions)[done]
+
+
+def _operating(view: dict[str, Any]) -> tuple[str, str]:
+    round_ = view.get("round") or {}
+    if round_.get("type") != "operating_round":
+        return "", ""
+    return str(round_.get("operating") or ""), str(round_.get("step") or "")
+
+
+def _phantom_pass(
+    action: Action, upcoming: Action | None, view: dict[str, Any], table: Table
+) -> bool:
+    """The site sometimes asks a corporation to pass a step that has nothing to do, where our
+    engine moves on by itself: a pass our engine does not allow there, or one that cannot end
+    the turn because the same corporation goes on buying trains right after it."""
+    corporation, step = _operating(view)
+    if action["type"] != "pass" or action.get("entity") != corporation:
+        return False
+    continues = (
+        step == "trains"
+        and upcoming is not None
+        and upcoming.get("entity") == corporation
+        and upcoming["type"] in _TRAIN_STEP_ACTIONS
+    )
+    return continues or not table.can_pass()
+
+
+def _catch_up(action: Action, view: dict[str, Any], table: Table, translator: Translator) -> None:
+    """The site skipped a step that our engine still offers (nothing the site wanted to do
+    there): pass it, so that the action lands on the step it belongs to."""
+    target = _STEP_OF.get(action["type"])
+    corporation, step = _operating(view)
+    if target is None or action.get("entity") != corporation or not step:
+        return
+    seat = translator.acting_seat(action, view)
+    for _ in range(_STEPS.index(target) - _STEPS.index(step)):
+        table.submit(seat, Submit(seat, game_pb2.Command(pass_turn=game_pb2.Pass())))
+
+
+def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
+    """Submits the effective actions one by one, yielding each after it took effect; raises
+    Rejected or Untranslatable at the first our game refuses."""
+    translator = Translator(game)
+    actions = effective_actions(game.actions)
+    for done, action in enumerate(actions, start=1):
+        view = table.view()
+        upcoming = actions[done] if done < len(actions) else None
+        if not _phantom_pass(action, upcoming, view, table):
+            _catch_up(action, view, table, translator)
+            step = translator.translate(action, table.view())
+            if isinstance(step, EndGame):
+                table.end_game()
+            else:
+                table.submit(step.seat, step)
+        yield action
+
+
+def replay(
+    game: SiteGame, table: Table, progress: Callable[[int, int], None] | None = None
+) -> Outcome:
+    """Submits every effective action; stops at the first one our game refuses."""
+    total = len(effective_actions(game.actions))
+    outcome = Outcome(game_id=game.id)
+    steps = step_through(game, table)
+    while True:
+        try:
+            next(steps)
+        except StopIteration:
+            break
+        except (Rejected, Untranslatable) as error:
+            action = _current_action(game, outcome.actions)
+            reason = f"{getattr(error, 'reason', type(error).__name__)}: {error}"
+            outcome.divergence = Divergence(int(action.get("id", 0)), action, reason)
+            break
+        outcome.actions += 1
+        if progress:
+            progress(outcome.actions, total)
+    final = table.view()
+    result = final.get("result") or {}
+    outcome.end_reason = str(result.get("reason", ""))
+    by_seat = {int(n["seat"]): int(n["net_worth"]) for n in result.get("net_worths", [])}
+    outcome.net_worths = {
+        player.id: by_seat[seat]
+        for seat, player in enumerate(game.players, start=1)
+        if seat in by_seat
+    }
+    return outcome
