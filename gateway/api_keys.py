@@ -22,12 +22,15 @@ from typing import TypeVar, cast
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from infra.config import connect_redis
 from infra.rejection import Kind, Rejected
 
 API_KEY_HEADER = "x-api-key"
 KEY_PREFIX = "k-"
 SEPARATOR = "."
-INDEX = "api-keys"
+# Every key record and the index share the hash tag {api-keys}: issuing one is a single-slot
+# transaction, and listing them all reads one slot (API keys are few).
+INDEX = "{api-keys}:index"
 _T = TypeVar("_T")
 
 # A gateway remembers a checked key this long: a revocation reaches every gateway within it.
@@ -56,7 +59,7 @@ class ApiKey:
 
 
 def _record(key_id: str) -> str:
-    return f"api-key:{key_id}"
+    return f"{{api-keys}}:key:{key_id}"
 
 
 def _digest(secret: str) -> str:
@@ -163,7 +166,7 @@ def _parse(key_id: str, fields: dict[bytes, bytes]) -> ApiKey:
 
 
 async def _with_keys(redis_url: str, job: Callable[[ApiKeys], Awaitable[_T]]) -> _T:
-    redis = Redis.from_url(redis_url)
+    redis = await connect_redis("shikoku api-key", redis_url)
     try:
         return await job(ApiKeys(redis))
     finally:

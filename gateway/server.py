@@ -18,7 +18,7 @@ from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
 from gateway.stream_quota import StreamQuota
 from gateway.watching import GameWatchers
-from infra.config import Addresses, redis_client
+from infra.config import Addresses, connect_redis, listen_address, service_channel
 from infra.eventstore import EventStore, StoredEvent
 from infra.forwarding import forward, relay_error
 from infra.grpc_server import Context, serve
@@ -280,10 +280,10 @@ async def main() -> None:
     from gateway.rate_limit import RateLimit, TokenBuckets
 
     addresses = Addresses.from_env()
-    redis = redis_client()
-    lobby_channel = grpc.aio.insecure_channel(addresses.lobby)
-    rules_channel = grpc.aio.insecure_channel(addresses.rules)
-    routes_channel = grpc.aio.insecure_channel(addresses.routes)
+    redis = await connect_redis("gateway")
+    lobby_channel = service_channel(addresses.lobby)
+    rules_channel = service_channel(addresses.rules)
+    routes_channel = service_channel(addresses.routes)
 
     limits = Limits.from_env()
 
@@ -322,7 +322,7 @@ async def main() -> None:
     )
     await serve(
         "gateway",
-        addresses.gateway,
+        listen_address("gateway"),
         register,
         on_stop=stop,
         interceptors=[rate_limit, authorization],

@@ -1,11 +1,31 @@
-"""Addresses and settings of every process, from environment variables with loopback defaults."""
+"""Addresses and settings of every process, from environment variables with loopback defaults.
+
+Redis is named by one setting, `REDIS_URL`, in one of two forms:
+
+- `redis://[user:password@]host:port/db` (or `rediss://` for TLS): one Redis server;
+- `redis+cluster://[user:password@]host1:port1,host2:port2,...` (or `rediss+cluster://`): a
+  Redis Cluster, reached through any of the listed nodes (the client learns the others).
+
+A service is named by `SHIKOKU_<NAME>_ADDR`: one `host:port`, several `ip:port` separated by
+commas, or a DNS name whose records list every replica (`dns:///rules.shikoku:50053`). Calls are
+balanced over every replica that is healthy (gRPC `round_robin` with client-side health checks).
+A replica listens on `SHIKOKU_<NAME>_LISTEN_ADDR` when its `_ADDR` names more than one.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
+from typing import cast
+from urllib.parse import unquote, urlsplit
 
+import grpc
 from redis.asyncio import Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisError
+
+CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +47,45 @@ class Addresses:
         )
 
 
+def listen_address(name: str) -> str:
+    """Where this replica of service `name` listens: `SHIKOKU_<NAME>_LISTEN_ADDR`, else its
+    one `SHIKOKU_<NAME>_ADDR`."""
+    upper = name.upper()
+    if listen := os.environ.get(f"SHIKOKU_{upper}_LISTEN_ADDR"):
+        return listen
+    address = getattr(Addresses.from_env(), name)
+    assert isinstance(address, str)
+    if "," in address or address.startswith("dns:"):
+        raise SystemExit(
+            f"{name}: SHIKOKU_{upper}_ADDR names several replicas ({address}); "
+            f"set SHIKOKU_{upper}_LISTEN_ADDR to this replica's own address"
+        )
+    return address
+
+
+def grpc_target(addresses: str) -> str:
+    """A gRPC target for a service's setting: several `ip:port` become one `ipv4:`/`ipv6:`
+    target that round_robin balances; one address or a `dns:` name is used as it is."""
+    parts = [part.strip() for part in addresses.split(",") if part.strip()]
+    if len(parts) <= 1:
+        return addresses.strip()
+    scheme = "ipv6" if parts[0].startswith("[") else "ipv4"
+    return f"{scheme}:{','.join(parts)}"
+
+
+# Balance over every replica, and leave out those whose health service does not say SERVING.
+SERVICE_CONFIG = json.dumps(
+    {"loadBalancingConfig": [{"round_robin": {}}], "healthCheckConfig": {"serviceName": ""}}
+)
+
+
+def service_channel(addresses: str) -> grpc.aio.Channel:
+    """A channel to every replica of one internal service."""
+    return grpc.aio.insecure_channel(
+        grpc_target(addresses), options=[("grpc.service_config", SERVICE_CONFIG)]
+    )
+
+
 def redis_url() -> str:
     return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -37,9 +96,97 @@ REDIS_CONNECT_SECONDS = 1.0
 REDIS_READ_SECONDS = 10.0
 
 
-def redis_client() -> Redis:
-    return Redis.from_url(
-        redis_url(),
+@dataclass(frozen=True, slots=True)
+class Replication:
+    """How many replicas must confirm an event append before it is acknowledged, and how long
+    to wait for them (`SHIKOKU_REDIS_WAIT_REPLICAS`, `SHIKOKU_REDIS_WAIT_MS`)."""
+
+    replicas: int = 0
+    timeout_ms: int = 1_000
+
+    @classmethod
+    def from_env(cls) -> Replication:
+        return cls(
+            int(os.environ.get("SHIKOKU_REDIS_WAIT_REPLICAS", "0")),
+            int(os.environ.get("SHIKOKU_REDIS_WAIT_MS", "1000")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterUrl:
+    """What a `redis+cluster://` URL names."""
+
+    nodes: list[tuple[str, int]]
+    username: str | None
+    password: str | None
+    ssl: bool
+
+    @classmethod
+    def parse(cls, url: str) -> ClusterUrl | None:
+        """The cluster `url` names, or None for a URL of one server."""
+        parts = urlsplit(url)
+        if parts.scheme not in CLUSTER_SCHEMES:
+            return None
+        credentials, _, hosts = parts.netloc.rpartition("@")
+        username, _, password = credentials.partition(":")
+        nodes = [_host_port(host) for host in hosts.split(",") if host]
+        if not nodes:
+            raise ValueError(f"{url}: a cluster URL names at least one node")
+        ssl = CLUSTER_SCHEMES[parts.scheme]
+        return cls(nodes, unquote(username) or None, unquote(password) or None, ssl)
+
+
+def redis_client(url: str | None = None) -> Redis:
+    """The client for `url` (default `REDIS_URL`): a `RedisCluster` for a cluster URL.
+
+    It is typed as `Redis`: the cluster client answers the same commands with the same
+    arguments (each routed to the node of its key), and every operation of ours names keys of
+    one hash slot, so one annotation serves both forms."""
+    url = url or redis_url()
+    cluster = ClusterUrl.parse(url)
+    if cluster is None:
+        return Redis.from_url(
+            url, socket_connect_timeout=REDIS_CONNECT_SECONDS, socket_timeout=REDIS_READ_SECONDS
+        )
+    client = RedisCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in cluster.nodes],
+        username=cluster.username,
+        password=cluster.password,
+        ssl=cluster.ssl,
         socket_connect_timeout=REDIS_CONNECT_SECONDS,
         socket_timeout=REDIS_READ_SECONDS,
     )
+    return cast(Redis, client)
+
+
+def _host_port(node: str) -> tuple[str, int]:
+    host, _, port = node.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"{node!r}: a cluster node is host:port")
+    return host.strip("[]"), int(port)
+
+
+class RedisUnreachable(SystemExit):
+    """Redis did not answer at start-up: one line for the operator, not a traceback."""
+
+
+async def connect_redis(who: str, url: str | None = None) -> Redis:
+    """A client that has answered a PING (and, for a cluster, loaded its slot map, so a burst
+    of first commands does not make it re-initialise over and over)."""
+    url = url or redis_url()
+    try:
+        client = redis_client(url)
+        if isinstance(client, RedisCluster):
+            await client.initialize()
+        await client.ping()
+    except (RedisError, OSError, ValueError) as error:
+        raise RedisUnreachable(f"{who}: cannot reach Redis at {_shown(url)}: {error}") from None
+    return client
+
+
+def _shown(url: str) -> str:
+    """The URL without its password."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()

@@ -6,6 +6,12 @@ is a plain XRANGE and a stream can never hold a gap or a duplicate version.
 
 Keys carry the aggregate id as a Redis Cluster hash tag (`game:{g-1}:events`), so everything of
 one game lives in one slot and every write is a single-slot Lua script.
+
+Redis replicates asynchronously: a master that dies right after an append may take it along. With
+`Replication(replicas=N)` (`SHIKOKU_REDIS_WAIT_REPLICAS`), an append is acknowledged only once N
+replicas have it (WAIT on the connection that wrote it); when they do not within the timeout,
+the append raises NotReplicated (UNAVAILABLE to the caller), never a silent success, and a retry
+with the same command id is answered from the log without writing twice.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import msgpack
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
+from infra.config import Replication
+
 # KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
 # ARGV: expected version, command id ('' for none), seconds to keep command ids, the command's
 # fingerprint, then one (type, schema version, payload, cause) quadruple per event; an empty
@@ -29,6 +37,9 @@ local command = ARGV[2]
 if command ~= '' then
   local done = redis.call('HGET', KEYS[2], command)
   if done then
+    -- A write, so that WAIT on this connection covers the original append (replication is in
+    -- order: a replica that has this has everything written before it).
+    redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
     local first, last, fingerprint = string.match(done, '^(%d+):(%d+):?(.*)$')
     return {2, tonumber(first), tonumber(last), fingerprint}
   end
@@ -76,6 +87,17 @@ class VersionConflict(Exception):
         self.stream = stream
         self.expected = expected
         self.actual = actual
+
+
+class NotReplicated(Exception):
+    """The append is on the master but fewer replicas than required confirmed it in time: it is
+    not acknowledged (a retry with the same command id finds it and waits again)."""
+
+    def __init__(self, stream: str, wanted: int, confirmed: int) -> None:
+        super().__init__(f"{stream}: {confirmed} of {wanted} replicas confirmed the append")
+        self.stream = stream
+        self.wanted = wanted
+        self.confirmed = confirmed
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +148,13 @@ def _decode(entry_id: bytes, fields: Mapping[bytes, bytes]) -> StoredEvent:
 class EventStore:
     """Appends to and reads from the event streams of one kind of aggregate."""
 
-    def __init__(self, redis: Redis | RedisCluster, kind: str) -> None:
+    def __init__(
+        self, redis: Redis | RedisCluster, kind: str, replication: Replication | None = None
+    ) -> None:
         self._redis = redis
         self._kind = kind
         self._append = redis.register_script(_APPEND)
+        self._replication = Replication.from_env() if replication is None else replication
 
     def key(self, aggregate_id: str) -> str:
         return stream_key(self._kind, aggregate_id)
@@ -173,7 +198,11 @@ class EventStore:
                 stored_cause,
             ]
         key = self.key(aggregate_id)
-        reply = await self._append(keys=[key, self.commands_key(aggregate_id)], args=args)
+        keys = [key, self.commands_key(aggregate_id)]
+        if self._replication.replicas:
+            reply = await self._append_replicated(keys, args)
+        else:
+            reply = await self._append(keys=keys, args=args)
         match reply:
             case [1, version]:
                 return Appended(int(version) - len(events) + 1, int(version))
@@ -182,6 +211,22 @@ class EventStore:
             case [_, actual]:
                 raise VersionConflict(key, expected_version, int(actual))
         raise RuntimeError(f"unexpected reply from the append script: {reply!r}")
+
+    async def _append_replicated(self, keys: list[str], args: list[Any]) -> Any:
+        """The append script, then WAIT, on one connection (a pipeline): WAIT counts the
+        replicas that have this connection's writes."""
+        wanted, timeout_ms = self._replication.replicas, self._replication.timeout_ms
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.eval(_APPEND, len(keys), *keys, *args)
+            if isinstance(self._redis, RedisCluster):
+                node = self._redis.get_node_from_key(keys[0])
+                pipe.execute_command("WAIT", wanted, timeout_ms, target_nodes=node)
+            else:
+                pipe.execute_command("WAIT", wanted, timeout_ms)
+            reply, confirmed = await pipe.execute()
+        if int(confirmed) < wanted and reply[0] != 0:
+            raise NotReplicated(keys[0], wanted, int(confirmed))
+        return reply
 
     async def applied(self, aggregate_id: str, command_id: str) -> Appended | None:
         """The versions a command id wrote, if it has been applied (and not yet forgotten)."""

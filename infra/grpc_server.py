@@ -40,7 +40,11 @@ async def serve(
     the first outermost."""
     server = grpc.aio.server(
         interceptors=[*interceptors, FailuresAsStatus()],
-        options=[("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES)],
+        options=[
+            ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES),
+            # A second process on the same port is an error, not a silent share of its calls.
+            ("grpc.so_reuseport", 0),
+        ],
     )
     service_names = list(register(server))
     health = HealthServicer()
@@ -53,9 +57,12 @@ async def serve(
         ],
         server,
     )
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:
+        port = 0
     if port == 0:
-        raise RuntimeError(f"{name}: cannot listen on {address}")
+        raise SystemExit(f"{name}: cannot listen on {address} (in use, or not an address here)")
     await server.start()
     for service in ["", *service_names]:
         await health.set(service, health_pb2.HealthCheckResponse.SERVING)

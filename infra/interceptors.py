@@ -8,19 +8,40 @@ retry instead of hanging.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeAlias
 
 import grpc
+from redis.exceptions import (
+    AskError,
+    ClusterError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisClusterException,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from infra.eventstore import VersionConflict
+from infra.eventstore import NotReplicated, VersionConflict
 from infra.grpc_errors import to_status
 from infra.grpc_types import Context
 from infra.rejection import Kind, Rejected
 
-STORE_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
+# Redis down, or a Redis Cluster in the middle of a failover or resharding (a master lost, its
+# slots not yet taken over; a stale slot map the client could not refresh in its retries).
+STORE_DOWN = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ConnectionError,
+    OSError,
+    ClusterError,
+    RedisClusterException,
+    TryAgainError,
+    AskError,
+    ReadOnlyError,
+)
 
 
 def as_rejected(error: BaseException) -> Rejected | None:
@@ -29,6 +50,17 @@ def as_rejected(error: BaseException) -> Rejected | None:
     if isinstance(error, VersionConflict):
         return Rejected(
             "CONTENDED", "someone else changed it at the same moment; try again", Kind.ABORTED
+        )
+    if isinstance(error, NotReplicated):
+        return Rejected(
+            "NOT_REPLICATED",
+            "the store could not confirm the write on a replica in time; retry with the same "
+            "command id",
+            Kind.UNAVAILABLE,
+        )
+    if isinstance(error, OutOfMemoryError):
+        return Rejected(
+            "STORE_FULL", "the game store is out of memory; retry later", Kind.RESOURCE_EXHAUSTED
         )
     if isinstance(error, STORE_DOWN):
         return Rejected(
@@ -105,7 +137,7 @@ class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         def streaming(behaviour: Behaviour) -> Behaviour:
             async def call(request: Any, context: Context) -> AsyncIterator[Any]:
                 await self._admit(method, request, context)
-                async for item in behaviour(request, context):
+                async for item in streamed(behaviour, request, context):
                     yield item
 
             return call
@@ -137,10 +169,22 @@ def _unary(behaviour: Behaviour) -> Behaviour:
     return call
 
 
+async def streamed(behaviour: Behaviour, request: Any, context: Context) -> AsyncIterator[Any]:
+    """A streaming handler's messages, whichever way it streams: an async generator yields
+    them; a coroutine writes them itself with `context.write` (as the health service's Watch
+    does) and yields nothing here."""
+    answer = behaviour(request, context)
+    if inspect.isawaitable(answer):
+        await answer
+        return
+    async for item in answer:
+        yield item
+
+
 def _streaming(behaviour: Behaviour) -> Behaviour:
     async def call(request: Any, context: Context) -> AsyncIterator[Any]:
         try:
-            async for item in behaviour(request, context):
+            async for item in streamed(behaviour, request, context):
                 yield item
         except Exception as error:
             await _end_call(error, context)

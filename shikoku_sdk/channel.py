@@ -3,6 +3,7 @@ that use the generated stubs directly rather than `Client`."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -60,7 +61,23 @@ def with_api_key(channel: grpc.Channel, api_key: str) -> grpc.Channel:
     return grpc.intercept_channel(channel, _WithApiKey(api_key)) if api_key else channel
 
 
+# Several gateways behind one target (`ipv4:10.0.0.1:50051,10.0.0.2:50051`, or a DNS name with a
+# record per gateway): calls are spread over every one whose health service says SERVING.
+BALANCED = (
+    (
+        "grpc.service_config",
+        json.dumps(
+            {
+                "loadBalancingConfig": [{"round_robin": {}}],
+                "healthCheckConfig": {"serviceName": ""},
+            }
+        ),
+    ),
+)
+
+
 def keyed_channel(address: str, api_key: str | None = None) -> grpc.Channel:
-    """An insecure channel to `address` that sends `api_key` (default: $SHIKOKU_API_KEY)."""
+    """An insecure channel to `address` (one gateway, or a target naming several) that sends
+    `api_key` (default: $SHIKOKU_API_KEY)."""
     key = api_key_from_env() if api_key is None else api_key
-    return with_api_key(grpc.insecure_channel(address), key)
+    return with_api_key(grpc.insecure_channel(address, options=BALANCED), key)

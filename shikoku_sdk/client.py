@@ -24,7 +24,7 @@ from shikoku.v1 import (
     routes_pb2,
     routes_pb2_grpc,
 )
-from shikoku_sdk.channel import api_key_from_env, with_api_key
+from shikoku_sdk.channel import BALANCED, api_key_from_env, with_api_key
 from shikoku_sdk.errors import ShikokuError
 
 Response = TypeVar("Response")
@@ -77,9 +77,9 @@ class Client:
         attempts: int = 5,
     ) -> None:
         channel = (
-            grpc.secure_channel(address, channel_credentials)
+            grpc.secure_channel(address, channel_credentials, options=BALANCED)
             if channel_credentials
-            else grpc.insecure_channel(address)
+            else grpc.insecure_channel(address, options=BALANCED)
         )
         channel = with_api_key(channel, api_key_from_env() if api_key is None else api_key)
         self._channel = grpc.intercept_channel(channel, *interceptors) if interceptors else channel

@@ -32,6 +32,17 @@ def main(argv: list[str] | None = None) -> int:
         help="embedded Redis fsyncs every write to an append-only file before acknowledging it",
     )
     run.add_argument("--data-dir", type=Path, help="where the embedded Redis keeps its files")
+    run.add_argument(
+        "--cluster",
+        action="store_true",
+        help="an embedded Redis Cluster (3 masters, 1 replica each) and 2 processes of each "
+        "service, as hosts run it at scale",
+    )
+    run.add_argument(
+        "--replicas",
+        type=int,
+        help="processes of each service but the web bridge (default: 2 with --cluster, else 1)",
+    )
 
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=sorted(SERVE_MODULES))
@@ -91,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         from tools.supervisor import run as run_all
 
-        return run_all(durable=args.durable, data_dir=args.data_dir)
+        replicas = args.replicas or (2 if args.cluster else 1)
+        return run_all(args.durable, args.data_dir, args.cluster, replicas)
     if args.command == "routes":
         from tools.routes_command import main as routes_main
 

@@ -1,12 +1,15 @@
 """`shikoku run`: the whole system on this machine, as separate processes.
 
-Starts the embedded Redis (unless REDIS_URL is set), then rules, routes, lobby, gateway and web,
-each waiting for the previous to listen; stops them all, in reverse order, on Ctrl-C/SIGTERM
-or as soon as one of them dies.
+Starts the embedded Redis (unless REDIS_URL is set) — or with `--cluster` an embedded Redis
+Cluster of three masters with a replica each — then rules, routes, lobby, gateway and web, each
+waiting for the previous to listen; stops them all, in reverse order, on Ctrl-C/SIGTERM or as
+soon as one of them dies. With `replicas` > 1, every service but the web bridge runs that many
+processes, each on a port of its own, and every caller balances over all of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -18,6 +21,8 @@ from pathlib import Path
 from typing import TextIO
 
 from gateway.api_keys import issue_api_key
+from infra.config import Addresses
+from infra.redis_cluster import EmbeddedRedisCluster
 from infra.redis_server import EmbeddedRedis, free_port
 
 SERVICES = (
@@ -27,6 +32,8 @@ SERVICES = (
     ("gateway", "gateway.server"),
     ("web", "gateway.web.server"),
 )
+# The web bridge is one process (an HTTP front end; put a load balancer before several).
+SINGLE = {"web"}
 START_TIMEOUT_SECONDS = 30.0
 _output_lock = threading.Lock()
 
@@ -41,14 +48,22 @@ def say(line: str, stream: TextIO | None = None) -> None:
 
 class ServiceProcess:
     def __init__(
-        self, name: str, module: str, env: Mapping[str, str], log: TextIO | None = None
+        self,
+        name: str,
+        module: str,
+        env: Mapping[str, str],
+        log: TextIO | None = None,
+        listen: str = "",
     ) -> None:
         self.name = name
         self.log = log
+        #: This replica's own address, when the service runs as several.
+        self.listen = listen
         self.listening = threading.Event()
+        own = {f"SHIKOKU_{name.upper()}_LISTEN_ADDR": listen} if listen else {}
         self.process = subprocess.Popen(
             [sys.executable, "-u", "-m", module],
-            env=dict(env),
+            env={**env, **own},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -87,7 +102,9 @@ class ServiceProcess:
 
 class System:
     """Redis (embedded unless REDIS_URL is set) and the four services, started in order and
-    stopped in reverse; `env` overrides the environment (addresses, REDIS_URL)."""
+    stopped in reverse; `env` overrides the environment (addresses, REDIS_URL). `cluster`: the
+    embedded Redis is a cluster of 3 masters with a replica each, and appends wait for one
+    replica; `replicas`: processes of each service but the web bridge."""
 
     def __init__(
         self,
@@ -95,30 +112,62 @@ class System:
         durable: bool = False,
         data_dir: Path | None = None,
         log: TextIO | None = None,
+        cluster: bool = False,
+        replicas: int = 1,
     ) -> None:
+        if replicas < 1:
+            raise ValueError("every service needs at least one process")
         self.env = dict(os.environ if env is None else env)
         self.log = log
         self._durable = durable
         self._data_dir = data_dir
+        self._cluster = cluster
+        self.replicas = replicas
         self.redis: EmbeddedRedis | None = None
+        self.redis_cluster: EmbeddedRedisCluster | None = None
         self.services: list[ServiceProcess] = []
         # A key for trying the system out, issued when it runs on a Redis of its own.
         self.api_key = ""
 
     @classmethod
-    def on_free_ports(cls, log: TextIO | None = None) -> System:
+    def on_free_ports(
+        cls, log: TextIO | None = None, cluster: bool = False, replicas: int = 1
+    ) -> System:
         """A private system on loopback ports nobody else uses, with its own Redis."""
         env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
         for name, _module in SERVICES:
             env[f"SHIKOKU_{name.upper()}_ADDR"] = f"127.0.0.1:{free_port()}"
-        return cls(env, log=log)
+        return cls(env, log=log, cluster=cluster, replicas=replicas)
 
     @property
     def gateway(self) -> str:
+        """The gateway setting: one address, or all of the replicas' separated by commas."""
         return self.env.get("SHIKOKU_GATEWAY_ADDR", "127.0.0.1:50051")
+
+    @property
+    def gateways(self) -> list[str]:
+        return [address.strip() for address in self.gateway.split(",")]
 
     def start(self) -> System:
         if "REDIS_URL" not in self.env:
+            self._start_redis()
+        listens = self._spread_replicas()
+        for name, module in SERVICES:
+            for listen in listens.get(name, [""]):
+                service = ServiceProcess(name, module, self.env, self.log, listen)
+                self.services.append(service)
+                service.wait_listening()
+        return self
+
+    def _start_redis(self) -> None:
+        if self._cluster:
+            self.redis_cluster = EmbeddedRedisCluster(
+                masters=3, replicas=1, avoid_ports=self._configured_ports()
+            ).start()
+            self.env["REDIS_URL"] = self.redis_cluster.cluster_url
+            self.env.setdefault("SHIKOKU_REDIS_WAIT_REPLICAS", "1")
+            say("redis cluster: 3 masters, 1 replica each", self.log)
+        else:
             self.redis = EmbeddedRedis(
                 port=int(self.env.get("SHIKOKU_REDIS_PORT", "0")) or None,
                 data_dir=self._data_dir,
@@ -126,13 +175,33 @@ class System:
             ).start()
             self.env["REDIS_URL"] = self.redis.url
             say(f"redis listening on 127.0.0.1:{self.redis.port}", self.log)
-            self.api_key = issue_api_key(self.redis.url, "development")
-            say(f"development API key: {self.api_key}", self.log)
-        for name, module in SERVICES:
-            service = ServiceProcess(name, module, self.env, self.log)
-            self.services.append(service)
-            service.wait_listening()
-        return self
+        say(f"REDIS_URL={self.env['REDIS_URL']}", self.log)
+        self.api_key = issue_api_key(self.env["REDIS_URL"], "development")
+        say(f"development API key: {self.api_key}", self.log)
+
+    def _configured_ports(self) -> set[int]:
+        ports = set()
+        for name, _module in SERVICES:
+            address = self.env.get(f"SHIKOKU_{name.upper()}_ADDR", _DEFAULT_ADDRESSES[name])
+            ports |= {int(part.rpartition(":")[2]) for part in address.split(",")}
+        return ports
+
+    def _spread_replicas(self) -> dict[str, list[str]]:
+        """With several replicas: each one's own address (the first keeps the configured one,
+        the others take free ports), and every service's setting naming all of them."""
+        if self.replicas == 1:
+            return {}
+        listens: dict[str, list[str]] = {}
+        for name, _module in SERVICES:
+            if name in SINGLE:
+                continue
+            setting = f"SHIKOKU_{name.upper()}_ADDR"
+            first = self.env.get(setting, _DEFAULT_ADDRESSES[name])
+            host = first.rpartition(":")[0]
+            others = [f"{host}:{free_port()}" for _ in range(self.replicas - 1)]
+            listens[name] = [first, *others]
+            self.env[setting] = ",".join(listens[name])
+        return listens
 
     def failed(self) -> ServiceProcess | None:
         return next((s for s in self.services if s.process.poll() is not None), None)
@@ -144,6 +213,9 @@ class System:
         if self.redis:
             self.redis.stop()
             self.redis = None
+        if self.redis_cluster:
+            self.redis_cluster.stop()
+            self.redis_cluster = None
 
     def __enter__(self) -> System:
         try:
@@ -156,11 +228,16 @@ class System:
         self.stop()
 
 
-def run(durable: bool = False, data_dir: Path | None = None) -> int:
+_DEFAULT_ADDRESSES = dataclasses.asdict(Addresses.from_env())
+
+
+def run(
+    durable: bool = False, data_dir: Path | None = None, cluster: bool = False, replicas: int = 1
+) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    system = System(durable=durable, data_dir=data_dir)
+    system = System(durable=durable, data_dir=data_dir, cluster=cluster, replicas=replicas)
     try:
         system.start()
         say("all services running; Ctrl-C stops them")

@@ -10,14 +10,12 @@ from __future__ import annotations
 import asyncio
 import os
 
-import grpc
-
 from gateway.web.bridge import DEFAULT_MAX_CONNECTIONS, Bridge
 from gateway.web.cors import Cors
 from gateway.web.methods import public_methods
 from gateway.web.pages import demo_pages
 from gateway.web.protocol import LINE_LIMIT
-from infra.config import Addresses
+from infra.config import Addresses, service_channel
 from infra.stopping import stop_requested
 
 GRACE_SECONDS = 2.0
@@ -39,7 +37,7 @@ async def start(bridge: Bridge, address: str) -> tuple[asyncio.Server, str]:
 
 async def main() -> None:
     addresses = Addresses.from_env()
-    channel = grpc.aio.insecure_channel(addresses.gateway)
+    channel = service_channel(addresses.gateway)
     max_connections = int(os.environ.get("SHIKOKU_WEB_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
     bridge = Bridge(channel, public_methods(), Cors.from_env(), demo_pages(), max_connections)
     server, listening = await start(bridge, addresses.web)

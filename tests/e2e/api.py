@@ -5,14 +5,16 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
 import redis
+import redis.cluster
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from infra.config import ClusterUrl
 from infra.eventstore import stream_key
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
@@ -35,6 +37,16 @@ class System:
 PASS = game_pb2.Command(pass_turn=game_pb2.Pass())
 
 
+def sync_redis(url: str) -> redis.Redis:
+    """A blocking client for `url`, one server or a cluster (for the tests' own reads)."""
+    cluster = ClusterUrl.parse(url)
+    if cluster is None:
+        return redis.Redis.from_url(url)
+    node = redis.cluster.ClusterNode
+    nodes = [node(host, port) for host, port in cluster.nodes]  # type: ignore[no-untyped-call]
+    return cast(redis.Redis, redis.RedisCluster(startup_nodes=nodes, password=cluster.password))
+
+
 def document(message: Message) -> dict[str, Any]:
     return json_format.MessageToDict(message)
 
@@ -48,7 +60,7 @@ class Client:
         self.channel = system.channel()
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self.channel)
         self.game = game_pb2_grpc.GameServiceStub(self.channel)
-        self.redis = redis.Redis.from_url(system.redis_url)
+        self.redis = sync_redis(system.redis_url)
 
     def stream_length(self, game_id: str) -> int:
         return int(self.redis.xlen(stream_key("game", game_id)))

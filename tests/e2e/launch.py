@@ -17,11 +17,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from infra.config import ClusterUrl
 from infra.redis_server import free_port
 from tests.e2e.api import System
 
 START_TIMEOUT_SECONDS = 60
 GATEWAY_LINE = re.compile(r"^gateway listening on (\S+:\d+)$")
+REDIS_URL_LINE = re.compile(r"^REDIS_URL=(\S+)$")
 READY_LINE = "all services running"
 SHIKOKU = Path(sys.executable).parent / "shikoku"
 
@@ -30,6 +32,8 @@ _databases = itertools.count(1)  # database 0 is the in-process tests'
 
 
 def _own_database(redis_url: str) -> str:
+    if ClusterUrl.parse(redis_url) is not None:
+        return redis_url  # a cluster has one database; keys of each system are its own ids
     server = urlsplit(redis_url)
     return urlunsplit(server._replace(path=f"/{next(_databases)}"))
 
@@ -46,17 +50,24 @@ def issue_api_key(redis_url: str, name: str, *options: str) -> str:
     return created.stdout.splitlines()[-1]
 
 
-def start_system(redis_url: str, **settings: str) -> System:
-    """`shikoku run` on free ports, with extra environment `settings`, on a database of
-    `redis_url`'s server of its own: the in-process tests flush theirs at will, and a running
-    system's background consumers (the rules service's summary projector) must not take their
-    entries."""
-    redis_url = _own_database(redis_url)
-    env = dict(os.environ, REDIS_URL=redis_url, **settings)
+def start_system(redis_url: str | None, *run_options: str, **settings: str) -> System:
+    """`shikoku run [run_options]` on free ports, with extra environment `settings`, on a
+    database of `redis_url`'s server of its own: the in-process tests flush theirs at will, and
+    a running system's background consumers (the rules service's summary projector) must not
+    take their entries. With no `redis_url`, `shikoku run` starts its own Redis (`--cluster`:
+    its own cluster) and the system is reached through all the gateways it prints."""
+    env = dict(os.environ, **settings)
+    env.pop("REDIS_URL", None)
+    if redis_url is not None:
+        env["REDIS_URL"] = redis_url = _own_database(redis_url)
     for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB"):
         env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
     process = subprocess.Popen(
-        [str(SHIKOKU), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [str(SHIKOKU), "run", *run_options],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
     output: list[str] = []
@@ -69,7 +80,7 @@ def start_system(redis_url: str, **settings: str) -> System:
 
     threading.Thread(target=read, daemon=True).start()
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    gateway = ""
+    gateways: list[str] = []
     while True:
         try:
             line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
@@ -77,9 +88,13 @@ def start_system(redis_url: str, **settings: str) -> System:
             process.kill()
             pytest.fail("shikoku run did not start: " + "".join(output))
         if found := GATEWAY_LINE.match(line):
-            gateway = found.group(1)
-        if line.startswith(READY_LINE) and gateway:
+            gateways.append(found.group(1))
+        if found := REDIS_URL_LINE.match(line):
+            redis_url = redis_url or found.group(1)
+        if line.startswith(READY_LINE) and gateways:
             break
+    assert redis_url is not None
+    gateway = gateways[0] if len(gateways) == 1 else "ipv4:" + ",".join(gateways)
     api_key = issue_api_key(redis_url, "e2e tests")
     return System(gateway, env["SHIKOKU_WEB_ADDR"], redis_url, process, output, api_key)
 

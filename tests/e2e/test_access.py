@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from redis.asyncio import Redis
 
+from infra.config import redis_client
 from infra.eventstore import EventStore, NewEvent
 from services.lobby.domain import players
 from services.lobby.shell.accounts import SCHEMA
@@ -87,7 +87,7 @@ def expired_player(redis_url: str) -> str:
     events = players.register(player_id, "Late", "player", credential_hash(credential), long_ago)
 
     async def store() -> None:
-        redis = Redis.from_url(redis_url)
+        redis = redis_client(redis_url)
         await EventStore(redis, "player").append(
             player_id, 0, [NewEvent(kind, SCHEMA, data) for kind, data in events]
         )

@@ -49,7 +49,7 @@ async def test_issued_keys_are_checked_listed_and_revoked(
     assert issued.name == "Tabletop bot" and key.startswith(issued.key_id + ".")
     assert (await keys.check(key)).key_id == issued.key_id
     # Only the hash of the secret is stored.
-    stored = await redis_client.hgetall(f"api-key:{issued.key_id}")
+    stored = await redis_client.hgetall(f"{{api-keys}}:key:{issued.key_id}")
     assert key.split(".", 1)[1].encode() not in stored.values()
 
     assert await reason_of_check(keys, "") == "MISSING_API_KEY"

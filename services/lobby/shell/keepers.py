@@ -1,21 +1,25 @@
 """Background work of the lobby process: clocks that run out, results of finished games.
 
-Both loops are idempotent passes over state kept in Redis, so several lobby processes may run
-them at once and a restarted one simply carries on.
+Both are idempotent passes over state kept in Redis. Every lobby replica runs the loop, but only
+the one holding the `lobby-keepers` lease does the passes (`infra/leases.py`); when it dies,
+another takes over within the lease's time, and a restarted one simply carries on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import cast
 
 import grpc
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from infra.eventstore import VersionConflict
+from infra.leases import Lease
 from infra.rejection import Rejected
 from services.lobby.domain import tables
 from services.lobby.domain.clocks import Tick, clocks, verdict
@@ -24,6 +28,7 @@ from services.lobby.shell.tournaments_service import TournamentRepository, Tourn
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
 
 CLOCKED = "tables:clocked"
+log = logging.getLogger(__name__)
 
 
 async def watch_clock(redis: Redis, table_id: str) -> None:
@@ -92,11 +97,27 @@ class ResultKeeper:
                 await self._tournaments.record_finished(tournament_id)
 
 
+KEEPERS_LEASE = "lobby-keepers"
+
+
 async def keep_running(
-    stop: asyncio.Event, passes: list[Callable[[], Awaitable[None]]], interval: float = 0.5
+    stop: asyncio.Event,
+    passes: list[Callable[[], Awaitable[None]]],
+    lease: Lease,
+    interval: float = 0.5,
 ) -> None:
-    while not stop.is_set():
-        for run in passes:
-            await run()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval)
+    """Runs the passes every `interval` while this replica holds `lease`, until `stop`. A pass
+    that Redis or a service fails (a failover, a restart) is tried again on the next round."""
+    try:
+        while not stop.is_set():
+            try:
+                if await lease.hold():
+                    for run in passes:
+                        await run()
+            except (RedisError, grpc.aio.AioRpcError) as error:
+                log.warning("background pass failed, will try again: %s", error)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)
+    finally:
+        with contextlib.suppress(RedisError):
+            await lease.release()

@@ -7,7 +7,9 @@ into statuses with ErrorInfo.
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import socket
 import time
 from collections.abc import Awaitable, Iterable
 from typing import TypeVar
@@ -15,10 +17,11 @@ from typing import TypeVar
 import grpc
 from redis.asyncio import Redis
 
-from infra.config import Addresses, redis_client
+from infra.config import Addresses, connect_redis, listen_address, service_channel
 from infra.eventstore import EventStore, VersionConflict
 from infra.grpc_errors import from_rpc_error
 from infra.grpc_server import Context, serve
+from infra.leases import Lease
 from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_token
 from infra.rejection import Kind, Rejected
 from services.lobby.domain import tables
@@ -35,6 +38,7 @@ from services.lobby.domain.clocks import clocks
 from services.lobby.shell.accounts import PlayerRepository, identify
 from services.lobby.shell.credentials import credential_hash, new_credential
 from services.lobby.shell.keepers import (
+    KEEPERS_LEASE,
     ClockKeeper,
     ResultKeeper,
     game_ticks,
@@ -469,18 +473,23 @@ def _principal(caller: Caller) -> internal_lobby_pb2.Principal:
 
 async def main() -> None:
     addresses = Addresses.from_env()
-    redis = redis_client()
+    redis = await connect_redis("lobby")
     tables_repo = TableRepository(EventStore(redis, "table"), redis)
     players_repo = PlayerRepository(EventStore(redis, "player"))
     tournaments_repo = TournamentRepository(EventStore(redis, "tournament"), redis)
     tournaments = Tournaments(tournaments_repo, tables_repo, players_repo)
-    channel = grpc.aio.insecure_channel(addresses.rules)
+    channel = service_channel(addresses.rules)
     rules = rules_pb2_grpc.RulesServiceStub(channel)
     clock_keeper = ClockKeeper(redis, tables_repo, rules)
     result_keeper = ResultKeeper(tournaments_repo, tournaments)
     stopping = asyncio.Event()
+    replica = f"lobby-{socket.gethostname()}-{os.getpid()}"
     keeping = asyncio.create_task(
-        keep_running(stopping, [clock_keeper.run_once, result_keeper.run_once])
+        keep_running(
+            stopping,
+            [clock_keeper.run_once, result_keeper.run_once],
+            Lease(redis, KEEPERS_LEASE, replica),
+        )
     )
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
@@ -501,7 +510,7 @@ async def main() -> None:
         await channel.close(None)
         await redis.aclose()
 
-    await serve("lobby", addresses.lobby, register, on_stop=stop)
+    await serve("lobby", listen_address("lobby"), register, on_stop=stop)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from infra.config import Addresses
+from infra.config import Addresses, listen_address, service_channel
 from infra.deadlines import MonotonicDeadline, seconds_from_now
 from infra.forwarding import relay_error
 from infra.grpc_errors import DOMAIN
@@ -105,7 +105,7 @@ async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -
 
 async def main() -> None:
     addresses = Addresses.from_env()
-    rules_channel = grpc.aio.insecure_channel(addresses.rules)
+    rules_channel = service_channel(addresses.rules)
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
         routes_pb2_grpc.add_RouteEngineServicer_to_server(RouteEngineServicer(), server)
@@ -120,7 +120,7 @@ async def main() -> None:
     async def stop() -> None:
         await rules_channel.close(None)
 
-    await serve("routes", addresses.routes, register, on_stop=stop)
+    await serve("routes", listen_address("routes"), register, on_stop=stop)
 
 
 if __name__ == "__main__":

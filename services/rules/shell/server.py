@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import grpc
 from redis.asyncio import Redis
 
-from infra.config import Addresses, redis_client
+from infra.config import Addresses, connect_redis, listen_address, service_channel
 from infra.eventstore import EventStore, StoredEvent
 from infra.grpc_server import Context, serve
 from infra.rejection import Kind, Rejected
@@ -191,8 +191,8 @@ def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandR
 
 
 async def main() -> None:
-    redis = redis_client()
-    routes_channel = grpc.aio.insecure_channel(Addresses.from_env().routes)
+    redis = await connect_redis("rules")
+    routes_channel = service_channel(Addresses.from_env().routes)
     servicer = RulesServicer(
         GameRepository(EventStore(redis, "game"), SnapshotStore(redis)),
         routes_pb2_grpc.RouteEngineStub(routes_channel),
@@ -213,7 +213,7 @@ async def main() -> None:
         rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
         return [rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name]
 
-    await serve("rules", Addresses.from_env().rules, register, on_stop=stop)
+    await serve("rules", listen_address("rules"), register, on_stop=stop)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,44 @@
+"""Rate limits on the cluster: a system of its own with small limits, two processes of each
+service on the cluster of conftest.py, so every gateway charges the same buckets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.api import Client, System
+from tests.e2e.launch import start_system, stop_system
+from tests.e2e.test_rate_limits import (
+    test_a_client_over_its_limit_is_told_when_to_retry_and_others_are_served,
+    test_an_application_key_with_limits_of_its_own,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.cluster]
+
+__all__ = [
+    "test_a_client_over_its_limit_is_told_when_to_retry_and_others_are_served",
+    "test_an_application_key_with_limits_of_its_own",
+]
+
+
+@pytest.fixture(scope="module")
+def limited(cluster_system: System) -> Iterator[System]:
+    system = start_system(
+        cluster_system.redis_url,
+        "--replicas",
+        "2",
+        SHIKOKU_RATE_PER_SECOND="2",
+        SHIKOKU_RATE_BURST="5",
+        SHIKOKU_STREAMS_PER_CALLER="2",
+    )
+    yield system
+    stop_system(system)
+
+
+@pytest.fixture
+def client(limited: System) -> Iterator[Client]:
+    client = Client(limited)
+    yield client
+    client.channel.close()
+    client.redis.close()
