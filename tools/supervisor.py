@@ -56,6 +56,8 @@ class ServiceProcess:
         listen: str = "",
     ) -> None:
         self.name = name
+        self.module = module
+        self.env = env
         self.log = log
         #: This replica's own address, when the service runs as several.
         self.listen = listen
@@ -89,6 +91,11 @@ class ServiceProcess:
                 )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.name} did not start within {START_TIMEOUT_SECONDS}s")
+
+    def kill(self) -> None:
+        """Ends the process at once (SIGKILL), as a crash would."""
+        self.process.kill()
+        self.process.wait()
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -202,6 +209,18 @@ class System:
             listens[name] = [first, *others]
             self.env[setting] = ",".join(listens[name])
         return listens
+
+    def processes(self, name: str) -> list[ServiceProcess]:
+        """The running processes of service `name`, one per replica."""
+        return [service for service in self.services if service.name == name]
+
+    def restart(self, service: ServiceProcess) -> ServiceProcess:
+        """Kills `service` (SIGKILL) and starts it again on its own address."""
+        service.kill()
+        again = ServiceProcess(service.name, service.module, service.env, self.log, service.listen)
+        self.services[self.services.index(service)] = again
+        again.wait_listening()
+        return again
 
     def failed(self) -> ServiceProcess | None:
         return next((s for s in self.services if s.process.poll() is not None), None)

@@ -190,7 +190,11 @@ class GameRepository:
                     command_id,
                     fingerprint,
                 )
-            except VersionConflict:
+            except VersionConflict as conflict:
+                if conflict.actual < loaded.version:
+                    # The log is shorter than the state kept here: writes that were never
+                    # acknowledged were lost in a failover. Rebuild from the log.
+                    self._latest.pop(game_id, None)
                 continue
             if appended.duplicate:  # the same command id won a race just now
                 return await self._replayed(game_id, command_id, fingerprint, appended)
