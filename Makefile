@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GENERATED := shikoku/v1/.generated
 
-.PHONY: setup proto run test lint unit bench soak clean browser
+.PHONY: setup proto run run-cluster test lint unit bench soak clean browser
 
 setup: $(INSTALLED) $(GENERATED)
 
@@ -36,6 +36,11 @@ api-release: $(GENERATED)
 
 run: setup
 	$(BIN)/shikoku run
+
+# The scaled form on this machine: an embedded Redis Cluster (3 masters, a replica each) and two
+# processes of every service (docs/operations.md).
+run-cluster: setup
+	$(BIN)/shikoku run --cluster
 
 lint: setup
 	$(BIN)/ruff check .

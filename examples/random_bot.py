@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import random
+import time
+from collections.abc import Callable
 
 from shikoku_sdk import Client, game_pb2, state_document
 from shikoku_sdk.random_player import choose, command_for
@@ -29,10 +31,18 @@ def seat_table(client: Client, players: int) -> tuple[str, dict[int, Client]]:
     return game_id, seats
 
 
+Answered = Callable[[game_pb2.SubmitCommandResponse, float], None]
+
+
 def play(
-    game_id: str, seats: dict[int, Client], rng: random.Random, limit: int = 5000
+    game_id: str,
+    seats: dict[int, Client],
+    rng: random.Random,
+    limit: int = 5000,
+    on_answer: Answered | None = None,
 ) -> game_pb2.GameState:
-    """Plays random legal actions for `seats` until none is left; returns the final state."""
+    """Plays random legal actions for `seats` until none is left; returns the final state.
+    `on_answer` is told each acknowledged command's answer and how long it took (seconds)."""
     reader = next(iter(seats.values()))  # reads as a seat: spectators may see the game late
 
     def best_routes(corporation: str) -> list[game_pb2.RouteRun]:
@@ -44,7 +54,11 @@ def play(
         if not actions:
             return reader.state(game_id)
         action = choose(actions, rng)
-        seats[action.seat].act(game_id, command_for(action, rng, best_routes))
+        command = command_for(action, rng, best_routes)
+        begin = time.perf_counter()
+        answer = seats[action.seat].act(game_id, command)
+        if on_answer is not None:
+            on_answer(answer, time.perf_counter() - begin)
     raise RuntimeError(f"game {game_id} did not end within {limit} actions")
 
 

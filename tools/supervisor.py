@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gateway.api_keys import issue_api_key
-from infra.config import Addresses
+from infra.config import Addresses, grpc_target
 from infra.redis_cluster import EmbeddedRedisCluster
 from infra.redis_server import EmbeddedRedis, free_port
 
@@ -154,6 +154,11 @@ class System:
     @property
     def gateways(self) -> list[str]:
         return [address.strip() for address in self.gateway.split(",")]
+
+    @property
+    def gateway_target(self) -> str:
+        """The gRPC target that reaches every gateway (a client balances over them)."""
+        return grpc_target(self.gateway)
 
     def start(self) -> System:
         if "REDIS_URL" not in self.env:

@@ -11,7 +11,10 @@ limits run on the cluster in test_rate_limits_on_cluster.py.
 from __future__ import annotations
 
 import pytest
+import redis
 
+from examples.random_bot import play_random_game
+from tests.e2e.api import System, sync_redis
 from tests.e2e.test_access import (
     test_a_closed_table_shows_itself_to_its_seats,
     test_a_seat_acts_for_itself_in_turn,
@@ -63,3 +66,24 @@ __all__ = [
     "test_watchers_that_hang_up_and_resume_see_the_whole_game",
     "world",
 ]
+
+
+def test_a_bot_game_on_the_cluster_spreads_games_over_the_masters(system: System) -> None:
+    """`examples/random_bot.py` plays whole games on `shikoku run --cluster`, and the games'
+    streams are spread over more than one master (each game on the slot of its id). A game's
+    master is a draw of its id: up to 10 games, so that all on one master (3^-9) is no flake."""
+    client = sync_redis(system.redis_url)
+    assert isinstance(client, redis.RedisCluster)
+    holding: list[str] = []
+    for seed in range(10):
+        final = play_random_game(system.gateway, 3, seed=seed, api_key=system.api_key)
+        assert not final.acting_seats and final.version > 0
+        holding = [
+            node.name
+            for node in client.get_primaries()
+            if client.keys("game:*:events", target_nodes=node)
+        ]
+        if len(holding) > 1:
+            break
+    client.close()
+    assert len(holding) > 1, holding

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from examples.random_bot import seat_table
+from examples.random_bot import play, seat_table
 from infra.config import redis_client
 from infra.eventstore import EventStore
 from services.rules import codec
@@ -32,7 +32,6 @@ from services.rules.domain.view import state_document
 from services.rules.shell.repository import to_domain
 from shikoku.v1 import game_pb2
 from shikoku_sdk import Client
-from shikoku_sdk.random_player import choose, command_for
 from tools.supervisor import System
 
 pytestmark = [pytest.mark.reliability, pytest.mark.cluster]
@@ -85,24 +84,12 @@ class Bot:
             self.error = error
 
     def _play(self, game: Game) -> None:
-        reader = next(iter(game.seats.values()))
-
-        def best_routes(corporation: str) -> list[game_pb2.RouteRun]:
-            solution = reader.best_routes(game.game_id, corporation)
-            return [game_pb2.RouteRun(train=r.train, hexes=r.hexes) for r in solution.routes]
-
-        for _ in range(ACTIONS_LIMIT):
-            listed = reader.legal_actions(game.game_id).actions
-            actions = [a for a in listed if a.seat in game.seats]
-            if not actions:
-                game.ended = True
-                return
-            action = choose(actions, self.rng)
-            answer = game.seats[action.seat].act(
-                game.game_id, command_for(action, self.rng, best_routes)
-            )
+        def acknowledged(answer: game_pb2.SubmitCommandResponse, _seconds: float) -> None:
             game.acknowledged.update({event.version: event.type for event in answer.events})
             self.acknowledged_at.append(time.monotonic())
+
+        play(game.game_id, game.seats, self.rng, ACTIONS_LIMIT, acknowledged)
+        game.ended = True
 
 
 def now(what: str) -> tuple[float, str]:
@@ -137,11 +124,10 @@ def faults(system: System, enough: threading.Event) -> list[tuple[float, str]]:
 
 
 def test_bot_games_lose_nothing_acknowledged_through_failovers_and_kills(system: System) -> None:
-    target = "ipv4:" + ",".join(system.gateways)
     enough = threading.Event()
     bots = [
         Bot(
-            Client(target, api_key=system.api_key, attempts=ATTEMPTS),
+            Client(system.gateway_target, api_key=system.api_key, attempts=ATTEMPTS),
             3 + n % 4,
             random.Random(n),
             enough,
