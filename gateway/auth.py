@@ -5,15 +5,23 @@ what the caller's own credential (`authorization: Bearer <token>`) must prove ab
 game or tournament the request names. The lobby, which holds the credentials, answers that
 with the same permission rules its own handlers apply. What the check grants (the caller's seat,
 how far behind a spectator watches) is handed to the method through `current_grant()`.
+
+A grant is remembered for `SHIKOKU_GRANT_SECONDS` (default 5) per credential, permission and
+resource, so a seat playing at machine speed costs the lobby one check every few seconds, not
+one per call: a revoked or replaced credential, or a seat left, is refused by every gateway
+within that time. Refusals are never remembered.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from cachetools import TTLCache
 
 from gateway.api_keys import ApiKeys, api_key_from
 from infra.grpc_errors import from_rpc_error
@@ -25,6 +33,8 @@ from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 
 AUTHORIZE_SECONDS = 5.0
+GRANT_SECONDS = float(os.environ.get("SHIKOKU_GRANT_SECONDS", "5"))
+GRANTS_KEPT = int(os.environ.get("SHIKOKU_GRANTS_KEPT", "100000"))
 
 Permission = internal_lobby_pb2.Permission
 SIGNED_IN = internal_lobby_pb2.PERMISSION_SIGNED_IN
@@ -100,12 +110,37 @@ def current_grant() -> Grant:
     return _current.get(NOTHING_GRANTED)
 
 
+# Calls after which the caller's own credential may no longer hold what it held: its grants
+# are forgotten on this gateway at once (other gateways forget them within GRANT_SECONDS).
+FORGETS_GRANTS = {
+    "/shikoku.v1.LobbyService/RevokeCredential",
+    "/shikoku.v1.LobbyService/LeaveTable",
+}
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
 class Authorization(Admission):
     def __init__(
-        self, api_keys: ApiKeys, credentials: internal_lobby_pb2_grpc.CredentialServiceAsyncStub
+        self,
+        api_keys: ApiKeys,
+        credentials: internal_lobby_pb2_grpc.CredentialServiceAsyncStub,
+        grant_seconds: float = GRANT_SECONDS,
+        grants_kept: int = GRANTS_KEPT,
     ) -> None:
         self._api_keys = api_keys
         self._credentials = credentials
+        # Per credential digest (no credential is kept in the clear), what it was granted on
+        # what; each credential's grants lapse together, GRANT_SECONDS after its first check.
+        self._grants: TTLCache[bytes, dict[tuple[int, str], internal_lobby_pb2.Grant]] | None = (
+            TTLCache(grants_kept, grant_seconds) if grant_seconds > 0 else None
+        )
+
+    @property
+    def credentials_remembered(self) -> int:
+        return len(self._grants) if self._grants is not None else 0
 
     async def admit(self, method: str, request: Any, context: Context) -> None:
         metadata = context.invocation_metadata()
@@ -115,9 +150,12 @@ class Authorization(Admission):
             raise NO_RULE
         resource = getattr(request, rule.resource) if rule.resource else ""
         token = optional_bearer_token(metadata)
+        forgets = method in FORGETS_GRANTS
+        if forgets and self._grants is not None:
+            self._grants.pop(_digest(token), None)
         if rule.permission is None or (rule.optional and not resource):
             if token:  # a credential sent is checked even where none is needed
-                await self._authorize(token, SIGNED_IN, "")
+                await self._authorize(token, SIGNED_IN, "", remember=not forgets)
             return
         if rule.resource and not resource:
             raise Rejected(
@@ -126,7 +164,7 @@ class Authorization(Admission):
                 Kind.INVALID_ARGUMENT,
                 {"field": rule.resource},
             )
-        grant = await self._authorize(token, rule.permission, resource)
+        grant = await self._authorize(token, rule.permission, resource, remember=not forgets)
         _current.set(
             Grant(
                 seat=grant.principal.seat if rule.permission == ACT_IN_GAME else 0,
@@ -135,6 +173,21 @@ class Authorization(Admission):
         )
 
     async def _authorize(
+        self, token: str, permission: Permission.ValueType, resource: str, remember: bool = True
+    ) -> internal_lobby_pb2.Grant:
+        if self._grants is None or not remember:
+            return await self._ask_lobby(token, permission, resource)
+        digest, what = _digest(token), (int(permission), resource)
+        known = self._grants.get(digest)
+        if known is not None and (grant := known.get(what)) is not None:
+            return grant
+        grant = await self._ask_lobby(token, permission, resource)
+        if known is None:
+            self._grants[digest] = known = {}
+        known[what] = grant
+        return grant
+
+    async def _ask_lobby(
         self, token: str, permission: Permission.ValueType, resource: str
     ) -> internal_lobby_pb2.Grant:
         request = internal_lobby_pb2.AuthorizeRequest(

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import grpc
 import pytest
 
+from gateway.auth import GRANT_SECONDS
 from shikoku.v1 import game_pb2, lobby_pb2
+from shikoku_sdk.errors import ShikokuError
 from tests.e2e.api import PASS, Client, auth, document, expect_error
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
@@ -160,3 +164,47 @@ def test_the_host_abandons_a_running_table(client: Client) -> None:
         lobby_pb2.ListTablesRequest(page_size=100, status=lobby_pb2.TABLE_STATUS_ABANDONED)
     )
     assert [t.table_id for t in listed.tables] == [table_id]
+
+
+def test_a_replaced_seat_is_refused_everywhere_within_the_grant_time(client: Client) -> None:
+    """A gateway remembers what a credential was granted for SHIKOKU_GRANT_SECONDS (5 by
+    default) rather than asking the lobby on every call: a seat given to someone else is
+    refused to its old holder within that time, however busy the old holder was."""
+    host = register(client, "Director", host=True)
+    alice, bob, carol = (register(client, name) for name in ("Alice", "Bob", "Carol"))
+    created = client.lobby.CreateTable(
+        lobby_pb2.CreateTableRequest(
+            seat_count=2, options=lobby_pb2.TableOptions(fixed_seat_order=True)
+        ),
+        metadata=auth(host.credential),
+    )
+    table_id = created.table.table_id
+    for player in (alice, bob):
+        join = lobby_pb2.JoinTableRequest(table_id=table_id)
+        client.lobby.JoinTable(join, metadata=auth(player.credential))
+    game_id = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(host.credential)
+    ).game_id
+    submit = game_pb2.SubmitCommandRequest(game_id=game_id, command=PASS)
+
+    def reason_for_bob() -> str:
+        try:
+            client.game.SubmitCommand(submit, metadata=auth(bob.credential))
+        except grpc.RpcError as error:
+            return ShikokuError.from_rpc_error(error).reason
+        return "OK"
+
+    # Seat 1 bids first: Bob's seat is granted (and remembered), then refused by the rules.
+    assert reason_for_bob() == "NOT_YOUR_TURN"
+    client.lobby.ReplaceSeat(
+        lobby_pb2.ReplaceSeatRequest(table_id=table_id, seat=2, player_id=carol.player_id),
+        metadata=auth(host.credential),
+    )
+    replaced_at = time.monotonic()
+    reasons = [reason_for_bob()]
+    while reasons[-1] != "NOT_A_SEAT":
+        assert reasons[-1] == "NOT_YOUR_TURN", reasons
+        assert time.monotonic() - replaced_at < GRANT_SECONDS + 1, "still acting for the seat"
+        time.sleep(0.2)
+        reasons.append(reason_for_bob())
+    assert len(reasons) > 1, "the gateway asked the lobby on every call"

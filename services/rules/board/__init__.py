@@ -7,9 +7,11 @@ The engine's entry points:
     position = initial_position(title, beginner=False)
     check_lay(position, situation, actor, Lay(hex, tile, rotation)) -> LayOption | Rejection
     legal_lays(position, situation, actor) -> tuple[LayOption, ...]
+    each_legal_lay(...) -> Iterator[LayOption]; has_legal_lay(...) -> bool (stops at the first)
     apply_lay(position, hex, tile, rotation) -> Position
     check_token(position, actor, hex, city) -> TokenOption | Rejection
     legal_tokens(position, actor) -> tuple[TokenOption, ...]
+    each_legal_token(position, actor) -> Iterator[TokenOption]
     apply_token(position, corporation, hex, city, spot=None) -> Position
     connectivity(position, corporation) -> Connectivity
     track_graph(position, corporation, phase, trains) -> services.routes.engine.graph.TrackGraph
@@ -18,7 +20,14 @@ The engine's entry points:
 from services.rules.board.connectivity import Connectivity, connectivity
 from services.rules.board.context import Actor, Situation
 from services.rules.board.errors import BoardDataError, Reason, Rejected, Rejection
-from services.rules.board.lays import Lay, LayOption, check_lay, legal_lays
+from services.rules.board.lays import (
+    Lay,
+    LayOption,
+    check_lay,
+    each_legal_lay,
+    has_legal_lay,
+    legal_lays,
+)
 from services.rules.board.loader import load_title, load_title_from
 from services.rules.board.position import (
     CityRef,
@@ -30,7 +39,7 @@ from services.rules.board.position import (
 )
 from services.rules.board.route_graph import track_graph
 from services.rules.board.title import Title
-from services.rules.board.tokens import TokenOption, check_token, legal_tokens
+from services.rules.board.tokens import TokenOption, check_token, each_legal_token, legal_tokens
 from services.rules.board.upgrades import upgrade_chart
 
 __all__ = [
@@ -53,6 +62,9 @@ __all__ = [
     "check_lay",
     "check_token",
     "connectivity",
+    "each_legal_lay",
+    "each_legal_token",
+    "has_legal_lay",
     "initial_position",
     "legal_lays",
     "legal_tokens",

@@ -1,13 +1,14 @@
 """Laying and upgrading track (rulebook 8.3, 8.3.1, 8.3.2, and 15 for the private companies).
 
-`check_lay` is the one place that decides whether a lay is legal. `legal_lays` offers it
-every (hex, tile, rotation) that keeps what is on the hex (`upgrades.fits`) and keeps those it
+`check_lay` is the one place that decides whether a lay is legal. `each_legal_lay` offers it
+every (hex, tile, rotation) that keeps what is on the hex (`upgrades.fits`) and yields those it
 accepts; a lay that keeps nothing is refused by `check_lay` anyway, so the list and the check
-always agree.
+always agree. `legal_lays` sorts them all; `has_legal_lay` stops at the first.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from services.rules.board.connectivity import reach_of
@@ -55,18 +56,29 @@ def check_lay(
 
 def legal_lays(position: Position, situation: Situation, actor: Actor) -> tuple[LayOption, ...]:
     """Every legal lay and upgrade for the actor, sorted by hex, tile and rotation."""
+    found = each_legal_lay(position, situation, actor)
+    return tuple(sorted(found, key=lambda o: (o.hex, _tile_order(o.tile), o.rotation)))
+
+
+def has_legal_lay(position: Position, situation: Situation, actor: Actor) -> bool:
+    """Whether the actor has any legal lay: stops at the first one found."""
+    return next(each_legal_lay(position, situation, actor), None) is not None
+
+
+def each_legal_lay(position: Position, situation: Situation, actor: Actor) -> Iterator[LayOption]:
+    """The legal lays and upgrades for the actor, in no particular order, found one at a time:
+    each is a (hex, tile, rotation) that keeps what is on the hex (`upgrades.fits`) and that
+    `check_lay`'s own check accepts."""
     builder = _Builder.of(position, situation, actor)
     if isinstance(builder, Rejection):
-        return ()
+        return
     hexes = builder.ability.hexes if builder.ability else position.title.hexes
-    options = []
     for hex_ in sorted(hexes):
         old, rotation = position.content(hex_)
         for how in fits(position.title, old, rotation):
             result = builder.check(Lay(hex_, how.tile.name, how.rotation))
             if isinstance(result, LayOption):
-                options.append(result)
-    return tuple(sorted(options, key=lambda o: (o.hex, _tile_order(o.tile), o.rotation)))
+                yield result
 
 
 def _tile_order(name: str) -> tuple[int, str]:

@@ -1,11 +1,12 @@
 """Placing station tokens (rulebook 7.4 and 8.4).
 
 `check_token` is the one place that decides whether a token placement is legal;
-`legal_tokens` offers it every city on the map and keeps those it accepts.
+`each_legal_token` offers it every city on the map and yields those it accepts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from services.rules.board.connectivity import reach_of
@@ -98,11 +99,14 @@ def check_token(
 
 
 def legal_tokens(position: Position, actor: Actor) -> tuple[TokenOption, ...]:
-    options = []
+    return tuple(each_legal_token(position, actor))
+
+
+def each_legal_token(position: Position, actor: Actor) -> Iterator[TokenOption]:
+    """The legal placements in hex order, found one at a time (`check_token` decides each)."""
     for hex_ in sorted(position.title.hexes):
         tile, _ = position.content(hex_)
         for city in tile.city_indices():
             result = check_token(position, actor, hex_, city)
             if isinstance(result, TokenOption):
-                options.append(result)
-    return tuple(options)
+                yield result
