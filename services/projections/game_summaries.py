@@ -1,22 +1,28 @@
 """Game summaries, the read model of every game (table, players, round, phase, whose turn,
 the result): where each is kept and how it is read.
 
-The rules service writes them (`services/rules/shell/summaries.py`, fed from the games'
-streams); the lobby reads them for its listings. Every key of a game lives in its hash slot;
-`games:index` lists the games to follow (the rules service adds a game before writing its first
-event).
+The rules service writes them (`services/rules/shell/summaries.py`); the lobby reads them for
+its listings. A summary lives in its game's hash slot. Each append to a game's stream is
+followed by a note of the game's id on one of the `summaries:changes:{<shard>}` streams (the
+shard a hash of the id, so the notes spread over a cluster): the projector reads only those, so
+its work follows the games being played, and finished games cost it nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from redis.asyncio import Redis
 
-INDEX_KEY = "games:index"
+#: How many change streams the notes are spread over (each lives on one slot).
+CHANGE_SHARDS = int(os.environ.get("SHIKOKU_SUMMARY_SHARDS", "4"))
+# Notes are trimmed past this many per shard: enough for any lag of the projector.
+CHANGES_KEPT = 100_000
 
 
 
@@ -25,9 +31,21 @@ def summary_key(game_id: str) -> str:
     return f"game:{{{game_id}}}:summary"
 
 
-async def register_game(redis: Redis, game_id: str) -> None:
-    """Called before a game's first event is written, so no game is ever missed."""
-    await redis.sadd(INDEX_KEY, game_id)
+def changes_key(shard: int) -> str:
+    return f"summaries:changes:{{{shard}}}"
+
+
+def shard_of(game_id: str) -> int:
+    return zlib.crc32(game_id.encode()) % CHANGE_SHARDS
+
+
+async def game_changed(redis: Redis, game_id: str) -> None:
+    """Notes that the game's stream has new events (after they are written, before the command
+    that wrote them is acknowledged, so a note can only be missing for an unacknowledged
+    command, whose retry notes it again)."""
+    await redis.xadd(
+        changes_key(shard_of(game_id)), {"g": game_id}, maxlen=CHANGES_KEPT, approximate=True
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,17 +3,23 @@
 The state is a cache of the fold of the stream: it is rebuilt from the stream's tail on every
 call, so several rules processes may serve the same game. The append states the version the
 decision was made on; if another process got there first, the command is decided again.
+
+The latest states and timelines are kept for the `cached_games` most recently used games
+(`SHIKOKU_RULES_CACHED_GAMES`, default 2,000); a game pushed out is loaded again from its
+snapshot and the stream's tail.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgpack
+from cachetools import LRUCache
 
 from infra.eventstore import Appended, EventStore, NewEvent, StoredEvent, VersionConflict
 from infra.rejection import Kind, Rejected
@@ -27,7 +33,10 @@ from services.rules.domain.undo import Logged
 from services.rules.shell.snapshots import SnapshotStore
 
 MAX_ATTEMPTS = 5
+CACHED_GAMES = int(os.environ.get("SHIKOKU_RULES_CACHED_GAMES", "2000"))
 Prepare = Callable[[GameState, Command], Awaitable[Command]]
+#: Told the game's id after each append that is acknowledged (the summaries' change notes).
+Changed = Callable[[str], Awaitable[None]]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -68,11 +77,23 @@ def to_domain(stored: StoredEvent) -> Event:
 
 
 class GameRepository:
-    def __init__(self, store: EventStore, snapshots: SnapshotStore | None = None) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        snapshots: SnapshotStore | None = None,
+        changed: Changed | None = None,
+        cached_games: int = CACHED_GAMES,
+    ) -> None:
         self._store = store
         self._snapshots = snapshots
-        self._latest: dict[str, Loaded] = {}
-        self._timelines: dict[str, _Timeline] = {}
+        self._changed = changed
+        self._latest: LRUCache[str, Loaded] = LRUCache(cached_games)
+        self._timelines: LRUCache[str, _Timeline] = LRUCache(cached_games)
+
+    @property
+    def cached_games(self) -> int:
+        """How many games' latest states this process keeps now."""
+        return len(self._latest)
 
     async def log(
         self, game_id: str, to_version: int | None = None, from_version: int = 1
@@ -168,6 +189,8 @@ class GameRepository:
         nothing is decided or written again."""
         fingerprint = command_fingerprint(command) if command_id else ""
         if command_id and (done := await self._store.applied(game_id, command_id)):
+            if self._changed is not None:  # the first attempt may have stopped before its note
+                await self._changed(game_id)
             return await self._replayed(game_id, command_id, fingerprint, done)
         for _attempt in range(MAX_ATTEMPTS):
             try:
@@ -196,6 +219,8 @@ class GameRepository:
                     # acknowledged were lost in a failover. Rebuild from the log.
                     self._latest.pop(game_id, None)
                 continue
+            if self._changed is not None:
+                await self._changed(game_id)
             if appended.duplicate:  # the same command id won a race just now
                 return await self._replayed(game_id, command_id, fingerprint, appended)
             first, version = appended.first, appended.last

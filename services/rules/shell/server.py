@@ -16,7 +16,7 @@ from infra.config import Addresses, connect_redis, listen_address, service_chann
 from infra.eventstore import EventStore, StoredEvent
 from infra.grpc_server import Context, serve
 from infra.rejection import Kind, Rejected
-from services.projections.game_summaries import register_game
+from services.projections.game_summaries import game_changed
 from services.routes import wire
 from services.rules import codec
 from services.rules.domain import route_pricing
@@ -119,7 +119,6 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             undo_allowed=request.undo_allowed,
         )
         try:
-            await register_game(self._redis, request.game_id)  # before its first event
             stored = await self._games.execute(request.game_id, command)
             return rules_pb2.CreateGameResponse(version=stored[-1].version)
         except Rejected as rejection:
@@ -193,13 +192,17 @@ def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandR
 async def main() -> None:
     redis = await connect_redis("rules")
     routes_channel = service_channel(Addresses.from_env().routes)
+    async def changed(game_id: str) -> None:
+        await game_changed(redis, game_id)
+
+    games = GameRepository(EventStore(redis, "game"), SnapshotStore(redis), changed)
     servicer = RulesServicer(
-        GameRepository(EventStore(redis, "game"), SnapshotStore(redis)),
+        games,
         routes_pb2_grpc.RouteEngineStub(routes_channel),
         redis,
     )
 
-    projector = SummaryProjector(redis, f"rules-{socket.gethostname()}-{os.getpid()}")
+    projector = SummaryProjector(redis, games, f"rules-{socket.gethostname()}-{os.getpid()}")
     stopping = asyncio.Event()
     projecting = asyncio.create_task(projector.run(stopping))
 

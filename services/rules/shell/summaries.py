@@ -1,9 +1,13 @@
-"""The game-summary projection's writer: fed from the games' streams through a Redis consumer
-group, in the rules service (which owns those streams).
+"""The game-summary projection's writer, in the rules service (which owns the games' streams).
 
-Delivery is at least once: an event is acknowledged only after its summary is written, and a
-summary is written only if it is newer than the one stored, so handling an event twice changes
-nothing. Entries a consumer read but never acknowledged (it died) are claimed by another after
+It reads the change notes (`services/projections/game_summaries.py`) through the `summaries`
+consumer group of each shard, so it does work only for games that changed: nothing for a
+finished game, nothing at all when nothing is played but one read per shard per pass. A noted
+game's state comes from the rules process's own game repository (cached, else snapshot + tail).
+
+Delivery is at least once: a note is acknowledged only after its summary is written, and a
+summary is written only if it is newer than the one stored, so handling a note twice changes
+nothing. Notes a consumer read but never acknowledged (it died) are claimed by another after
 `claim_idle_ms` with XAUTOCLAIM.
 """
 
@@ -12,16 +16,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Sequence
+import logging
 from typing import Any, cast
 
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
-from infra.eventstore import Entries, EventStore
-from services.projections.game_summaries import INDEX_KEY, summary_key
+from infra.eventstore import Entries
+from infra.rejection import Rejected
+from services.projections.game_summaries import CHANGE_SHARDS, changes_key, summary_key
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from services.rules.shell.repository import GameRepository
+
+log = logging.getLogger(__name__)
+#: (note entry id, game id) pairs read from a change shard
+Notes = list[tuple[bytes, str]]
 
 GROUP = "summaries"
 SUMMARY_SCRIPT = """
@@ -60,54 +69,68 @@ def summarise(game_id: str, version: int, state: GameState) -> dict[str, Any]:
 
 
 class SummaryProjector:
-    """One consumer of the group; run several (in several processes) for availability."""
+    """One consumer of the `summaries` group on every change shard; run one in each rules
+    process: each note goes to one of them."""
 
-    def __init__(self, redis: Redis, consumer: str, claim_idle_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        games: GameRepository,
+        consumer: str,
+        claim_idle_ms: int = 30_000,
+        shards: int = CHANGE_SHARDS,
+    ) -> None:
         self._redis = redis
-        self._store = EventStore(redis, "game")
-        self._games = GameRepository(self._store)
+        self._games = games
         self.consumer = consumer
         self.claim_idle_ms = claim_idle_ms
+        self.shards = shards
         self._write = redis.register_script(SUMMARY_SCRIPT)
+        self._grouped: set[str] = set()
 
-    async def _ensure_group(self, game_id: str) -> None:
+    async def _ensure_group(self, key: str) -> None:
+        if key in self._grouped:
+            return
         try:
-            await self._redis.xgroup_create(self._store.key(game_id), GROUP, id="0", mkstream=True)
+            await self._redis.xgroup_create(key, GROUP, id="0", mkstream=True)
         except ResponseError as error:
             if "BUSYGROUP" not in str(error):
                 raise
+        self._grouped.add(key)
 
-    async def games(self) -> list[str]:
-        members = cast(set[bytes], await self._redis.smembers(INDEX_KEY))
-        return sorted(member.decode() for member in members)
-
-    async def read_new(self, game_id: str, count: int = 500) -> list[bytes]:
-        """Entries of the game not yet delivered to any consumer (now pending for this one)."""
-        await self._ensure_group(game_id)
+    async def read_new(self, shard: int, count: int = 500) -> Notes:
+        """Notes of the shard not yet delivered to any consumer (now pending for this one)."""
+        key = changes_key(shard)
+        await self._ensure_group(key)
         reply = cast(
             list[tuple[bytes, Entries]],
-            await self._redis.xreadgroup(
-                GROUP, self.consumer, {self._store.key(game_id): ">"}, count=count
-            ),
+            await self._redis.xreadgroup(GROUP, self.consumer, {key: ">"}, count=count),
         )
-        return [entry_id for _stream, entries in reply or () for entry_id, _fields in entries]
+        return [
+            (entry_id, fields[b"g"].decode())
+            for _stream, entries in reply or ()
+            for entry_id, fields in entries
+        ]
 
-    async def claim_abandoned(self, game_id: str) -> list[bytes]:
-        """Entries another consumer read and never acknowledged for `claim_idle_ms`."""
-        await self._ensure_group(game_id)
+    async def claim_abandoned(self, shard: int) -> Notes:
+        """Notes another consumer read and never acknowledged for `claim_idle_ms`."""
+        key = changes_key(shard)
+        await self._ensure_group(key)
         reply = await self._redis.xautoclaim(
-            self._store.key(game_id), GROUP, self.consumer, self.claim_idle_ms, "0-0", count=500
+            key, GROUP, self.consumer, self.claim_idle_ms, "0-0", count=500
         )
-        return [entry_id for entry_id, _fields in reply[1]]
+        return [(entry_id, fields[b"g"].decode()) for entry_id, fields in reply[1] if fields]
 
-    async def handle(self, game_id: str, entries: Sequence[bytes]) -> None:
-        """Brings the summary up to the game's current version, then acknowledges the entries:
-        idempotent, so entries handled twice change nothing."""
-        if not entries:
+    async def handle(self, shard: int, notes: Notes) -> None:
+        """Brings the summary of each noted game up to its current version, then acknowledges
+        the notes: idempotent, so notes handled twice change nothing."""
+        if not notes:
             return
-        loaded = await self._games.load(game_id)
-        await self.write(game_id, loaded.version, summarise(game_id, loaded.version, loaded.state))
-        await self._redis.xack(self._store.key(game_id), GROUP, *entries)
+        for game_id in dict.fromkeys(game_id for _entry, game_id in notes):
+            loaded = await self._games.load(game_id)
+            document = summarise(game_id, loaded.version, loaded.state)
+            await self.write(game_id, loaded.version, document)
+        await self._redis.xack(changes_key(shard), GROUP, *(entry for entry, _game in notes))
 
     async def write(self, game_id: str, version: int, document: dict[str, Any]) -> bool:
         """Stores the summary unless one of the same or a later version is there."""
@@ -116,17 +139,30 @@ class SummaryProjector:
         )
         return bool(written)
 
-    async def run_once(self) -> int:
-        """One pass over every game; returns how many entries were handled."""
+    async def run_once(self, claim: bool = True) -> int:
+        """One pass over every shard; returns how many notes were handled."""
         handled = 0
-        for game_id in await self.games():
-            entries = await self.claim_abandoned(game_id) + await self.read_new(game_id)
-            await self.handle(game_id, entries)
-            handled += len(entries)
+        for shard in range(self.shards):
+            notes = await self.claim_abandoned(shard) if claim else []
+            notes += await self.read_new(shard)
+            await self.handle(shard, notes)
+            handled += len(notes)
         return handled
 
     async def run(self, stop: asyncio.Event, interval: float = 0.5) -> None:
+        """Passes until `stop`, resting `interval` when there was nothing to do; abandoned
+        notes are looked for every `claim_idle_ms`."""
+        claimed_at = 0.0
+        loop = asyncio.get_running_loop()
         while not stop.is_set():
-            if not await self.run_once():
+            claim = loop.time() - claimed_at > self.claim_idle_ms / 1000
+            if claim:
+                claimed_at = loop.time()
+            try:
+                handled = await self.run_once(claim)
+            except (RedisError, Rejected) as error:
+                log.warning("summary pass failed, will try again: %s", error)
+                handled = 0
+            if not handled:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), interval)
