@@ -12,6 +12,7 @@ from grpc_reflection.v1alpha import reflection
 
 from infra.grpc_types import Context
 from infra.interceptors import FailuresAsStatus
+from infra.requests import DecodesRequests
 from infra.stopping import stop_requested
 
 __all__ = ["Context", "Register", "serve"]
@@ -39,7 +40,7 @@ async def serve(
     service names (for health and reflection). `interceptors` run before FailuresAsStatus,
     the first outermost."""
     server = grpc.aio.server(
-        interceptors=[*interceptors, FailuresAsStatus()],
+        interceptors=[DecodesRequests(), *interceptors, FailuresAsStatus()],
         options=[
             ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES),
             # A second process on the same port is an error, not a silent share of its calls.

@@ -148,10 +148,10 @@ class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         try:
             await self.admit(method, request, context)
         except Exception as error:
-            await _end_call(error, context)
+            await end_call(error, context)
 
 
-async def _end_call(error: Exception, context: Context) -> None:
+async def end_call(error: Exception, context: Context) -> None:
     """Ends the call with the status `error` stands for; an error that is no refusal goes on."""
     rejection = as_rejected(error)
     if rejection is None:
@@ -164,7 +164,7 @@ def _unary(behaviour: Behaviour) -> Behaviour:
         try:
             return await behaviour(request, context)
         except Exception as error:
-            await _end_call(error, context)
+            await end_call(error, context)
 
     return call
 
@@ -187,6 +187,6 @@ def _streaming(behaviour: Behaviour) -> Behaviour:
             async for item in streamed(behaviour, request, context):
                 yield item
         except Exception as error:
-            await _end_call(error, context)
+            await end_call(error, context)
 
     return call
