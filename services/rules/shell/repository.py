@@ -197,12 +197,19 @@ class GameRepository:
                 loaded = await self.load(game_id)
             except Rejected:
                 loaded = Loaded(0, GameState())
-            ready = await prepare(loaded.state, command) if prepare else command
-            if isinstance(ready, Undo):
-                log = await self.log(game_id, loaded.version)
-                events = undo.decide_undo(loaded.state, log, ready)
-            else:
-                events = decide(loaded.state, ready)
+            try:
+                ready = await prepare(loaded.state, command) if prepare else command
+                if isinstance(ready, Undo):
+                    log = await self.log(game_id, loaded.version)
+                    events = undo.decide_undo(loaded.state, log, ready)
+                else:
+                    events = decide(loaded.state, ready)
+            except Rejected:
+                # Refused on a state that the same command id, sent concurrently, may have
+                # just changed: its outcome was decided there, and every caller gets that one.
+                if command_id and (done := await self._store.applied(game_id, command_id)):
+                    return await self._replayed(game_id, command_id, fingerprint, done)
+                raise
             cause = {**command_to_plain(ready), "at_ms": int(time.time() * 1000)}
             try:
                 appended = await self._store.append_once(
