@@ -70,9 +70,9 @@ bench: setup
 # The property tests at full size: two thousand random games (about 15 minutes) and many
 # thousand route graphs; then the cluster fault test with 16 bot games at once.
 soak: setup
-	SHIKOKU_PROPERTY_SCALE=100 $(BIN)/pytest -q tests/rules/test_random_games.py \
+	SHIKOKU_PROPERTY_SCALE=100 $(BIN)/pytest -q --timeout 3600 tests/rules/test_random_games.py \
 		tests/rules/test_listed_iff_accepted.py tests/routes
-	SHIKOKU_FAILOVER_GAMES=16 $(BIN)/pytest -q tests/reliability/cluster/test_failover.py
+	SHIKOKU_FAILOVER_GAMES=16 $(BIN)/pytest -q --timeout 3600 tests/reliability/cluster/test_failover.py
 
 clean:
 	rm -rf $(VENV) shikoku/v1 shikoku/internal .mypy_cache .ruff_cache .pytest_cache
