@@ -26,6 +26,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from gateway.api_keys import ApiKey, ApiKeys, api_key_from
+from infra.deployment_token import carries_token, deployment_token
 from infra.grpc_types import Context
 from infra.interceptors import Admission
 from infra.metadata import optional_bearer_token
@@ -65,8 +66,9 @@ SKIP_REDIS_SECONDS = 2.0
 
 DEFAULT_PER_SECOND = 50.0
 DEFAULT_BURST = 100
-# Proxies whose X-Forwarded-For names the real caller: the web bridge, on this host by default.
-DEFAULT_TRUSTED_PROXIES = "127.0.0.1,[::1]"
+# Hosts whose X-Forwarded-For names the real caller, besides our own web bridge (which proves
+# itself with the deployment's token): none unless the operator names a proxy of theirs.
+DEFAULT_TRUSTED_PROXIES = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ class Limits:
 
     per_second: float = DEFAULT_PER_SECOND
     burst: int = DEFAULT_BURST
-    trusted_proxies: frozenset[str] = frozenset(DEFAULT_TRUSTED_PROXIES.split(","))
+    trusted_proxies: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.per_second < 0 or (self.per_second > 0 and self.burst < 1):
@@ -119,7 +121,8 @@ def caller_key(
     trusted_proxies: frozenset[str] = frozenset(),
 ) -> str:
     """The bucket's key: per credential, or per IP address for calls without one (the address
-    a trusted proxy forwarded for, when the call comes through one)."""
+    a trusted proxy forwarded for, when the call comes through one: a host in
+    `trusted_proxies`, or our web bridge, which sends the deployment's token)."""
     if token := optional_bearer_token(metadata):
         caller = hashlib.sha256(token.encode()).hexdigest()
     else:
@@ -127,7 +130,7 @@ def caller_key(
         # every connection, so it is left out.
         kind, _, address = peer.partition(":")
         host = address.rsplit(":", 1)[0] if kind in ("ipv4", "ipv6") else peer
-        if host in trusted_proxies:
+        if host in trusted_proxies or carries_token(metadata, deployment_token()):
             host = _forwarded_for(metadata) or host
         caller = "anon:" + host
     return f"ratelimit:{{{caller}}}"

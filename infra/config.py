@@ -25,6 +25,8 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import RedisError
 
+from infra.deployment_token import token_interceptors
+
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
 
 
@@ -80,9 +82,11 @@ SERVICE_CONFIG = json.dumps(
 
 
 def service_channel(addresses: str) -> grpc.aio.Channel:
-    """A channel to every replica of one internal service."""
+    """A channel to every replica of one internal service, sending the deployment's token."""
     return grpc.aio.insecure_channel(
-        grpc_target(addresses), options=[("grpc.service_config", SERVICE_CONFIG)]
+        grpc_target(addresses),
+        options=[("grpc.service_config", SERVICE_CONFIG)],
+        interceptors=token_interceptors(),
     )
 
 
@@ -94,22 +98,6 @@ def redis_url() -> str:
 # which wait at most 5 s (EventStore.follow).
 REDIS_CONNECT_SECONDS = 1.0
 REDIS_READ_SECONDS = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class Replication:
-    """How many replicas must confirm an event append before it is acknowledged, and how long
-    to wait for them (`SHIKOKU_REDIS_WAIT_REPLICAS`, `SHIKOKU_REDIS_WAIT_MS`)."""
-
-    replicas: int = 0
-    timeout_ms: int = 1_000
-
-    @classmethod
-    def from_env(cls) -> Replication:
-        return cls(
-            int(os.environ.get("SHIKOKU_REDIS_WAIT_REPLICAS", "0")),
-            int(os.environ.get("SHIKOKU_REDIS_WAIT_MS", "1000")),
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ with the same command id is answered from the log without writing twice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -23,8 +24,6 @@ from typing import Any, cast
 import msgpack
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
-
-from infra.config import Replication
 
 # KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
 # ARGV: expected version, command id ('' for none), seconds to keep command ids, the command's
@@ -77,6 +76,22 @@ COMMAND_ID_SECONDS = 24 * 3600
 
 # Stream entries as redis-py returns them without response decoding.
 Entries = list[tuple[bytes, dict[bytes, bytes]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Replication:
+    """How many replicas must confirm an event append before it is acknowledged, and how long
+    to wait for them (`SHIKOKU_REDIS_WAIT_REPLICAS`, `SHIKOKU_REDIS_WAIT_MS`)."""
+
+    replicas: int = 0
+    timeout_ms: int = 1_000
+
+    @classmethod
+    def from_env(cls) -> Replication:
+        return cls(
+            int(os.environ.get("SHIKOKU_REDIS_WAIT_REPLICAS", "0")),
+            int(os.environ.get("SHIKOKU_REDIS_WAIT_MS", "1000")),
+        )
 
 
 class VersionConflict(Exception):

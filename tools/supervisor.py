@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import TextIO
 
 from gateway.api_keys import issue_api_key
 from infra.config import Addresses, grpc_target
+from infra.deployment_token import SETTING as DEPLOYMENT_TOKEN
 from infra.redis_cluster import EmbeddedRedisCluster
 from infra.redis_server import EmbeddedRedis, free_port
 
@@ -161,6 +163,8 @@ class System:
         return grpc_target(self.gateway)
 
     def start(self) -> System:
+        # The secret the processes of this system share (infra/deployment_token.py).
+        self.env.setdefault(DEPLOYMENT_TOKEN, secrets.token_urlsafe(32))
         if "REDIS_URL" not in self.env:
             self._start_redis()
         listens = self._spread_replicas()

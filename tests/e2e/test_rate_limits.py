@@ -141,3 +141,17 @@ def test_a_caller_may_hold_only_so_many_streams_open(limited: System) -> None:
         assert next(iter(third)).event.version == 1  # a closed stream frees its place
         third.close()
         watches[1].close()
+
+
+def test_an_anonymous_caller_cannot_pick_its_bucket_with_x_forwarded_for(client: Client) -> None:
+    """A client on the gateway's own host that sends `x-forwarded-for` is still charged to its
+    own address: only the deployment's proxies (the web bridge, with the deployment token, or
+    hosts in SHIKOKU_TRUSTED_PROXIES) name the caller for another."""
+    served = 0
+    with pytest.raises(grpc.RpcError) as raised:
+        for call in range(30):
+            forged = (("x-forwarded-for", f"203.0.113.{call}"),)
+            client.lobby.ListTables(lobby_pb2.ListTablesRequest(), metadata=forged)
+            served += 1
+    assert served < 30
+    assert details(raised.value)[0].reason == "RATE_LIMITED"

@@ -14,6 +14,7 @@ import grpc
 import pytest
 import redis
 
+from infra import deployment_token
 from infra.eventstore import Entries, stream_key
 from infra.redis_server import EmbeddedRedis, free_port
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
@@ -23,9 +24,14 @@ from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.reliability
 
+# The deployment's token: the rules service serves only callers that send it.
+TOKEN = "crash-tests"
+INTERNAL = ((deployment_token.HEADER, TOKEN),)
+
 
 def start_rules(redis_url: str, address: str) -> ServiceProcess:
     env = dict(os.environ, REDIS_URL=redis_url, SHIKOKU_RULES_ADDR=address)
+    env[deployment_token.SETTING] = TOKEN
     env["SHIKOKU_ROUTES_ADDR"] = f"127.0.0.1:{free_port()}"  # not needed before trains run
     rules = ServiceProcess("rules", "services.rules.shell.server", env, log=io.StringIO())
     rules.wait_listening()
@@ -50,23 +56,23 @@ class Player:
 
     def version(self) -> int:
         request = game_pb2.GetStateRequest(game_id=self.game_id)
-        return int(self.rules.GetState(request, timeout=5).version)
+        return int(self.rules.GetState(request, timeout=5, metadata=INTERNAL).version)
 
     def create(self) -> None:
         players = [rules_pb2.GamePlayer(seat=s, name=f"p{s}") for s in (1, 2, 3)]
         request = rules_pb2.CreateGameRequest(
             game_id=self.game_id, players=players, fixed_seat_order=True
         )
-        self.rules.CreateGame(request, timeout=5)
+        self.rules.CreateGame(request, timeout=5, metadata=INTERNAL)
 
     def step(self) -> None:
         request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
-        actions = list(self.rules.ListLegalActions(request, timeout=5).actions)
+        actions = list(self.rules.ListLegalActions(request, timeout=5, metadata=INTERNAL).actions)
         chosen = next_command(actions)
         assert chosen is not None, "the bot has nothing it can do"
         seat, command = chosen
         submit = rules_pb2.SubmitRequest(game_id=self.game_id, seat=seat, command=command)
-        answer = self.rules.Submit(submit, timeout=5)
+        answer = self.rules.Submit(submit, timeout=5, metadata=INTERNAL)
         self.acknowledged.update({event.version: event.type for event in answer.events})
 
 

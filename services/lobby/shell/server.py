@@ -18,6 +18,7 @@ import grpc
 from redis.asyncio import Redis
 
 from infra.config import Addresses, connect_redis, listen_address, service_channel
+from infra.deployment_token import RequiresDeploymentToken, required_token
 from infra.eventstore import EventStore, VersionConflict
 from infra.grpc_errors import from_rpc_error
 from infra.grpc_server import Context, serve
@@ -510,7 +511,13 @@ async def main() -> None:
         await channel.close(None)
         await redis.aclose()
 
-    await serve("lobby", listen_address("lobby"), register, on_stop=stop)
+    await serve(
+        "lobby",
+        listen_address("lobby"),
+        register,
+        on_stop=stop,
+        interceptors=[RequiresDeploymentToken(required_token("lobby"))],
+    )
 
 
 if __name__ == "__main__":

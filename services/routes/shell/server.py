@@ -16,6 +16,7 @@ from grpc_status import rpc_status
 
 from infra.config import Addresses, listen_address, service_channel
 from infra.deadlines import MonotonicDeadline, seconds_from_now
+from infra.deployment_token import RequiresDeploymentToken, required_token
 from infra.forwarding import relay_error
 from infra.grpc_errors import DOMAIN
 from infra.grpc_server import Context, serve
@@ -120,7 +121,13 @@ async def main() -> None:
     async def stop() -> None:
         await rules_channel.close(None)
 
-    await serve("routes", listen_address("routes"), register, on_stop=stop)
+    await serve(
+        "routes",
+        listen_address("routes"),
+        register,
+        on_stop=stop,
+        interceptors=[RequiresDeploymentToken(required_token("routes"))],
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import grpc
 from redis.asyncio import Redis
 
 from infra.config import Addresses, connect_redis, listen_address, service_channel
+from infra.deployment_token import RequiresDeploymentToken, required_token
 from infra.eventstore import EventStore, StoredEvent
 from infra.grpc_server import Context, serve
 from infra.rejection import Kind, Rejected
@@ -216,7 +217,13 @@ async def main() -> None:
         rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
         return [rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name]
 
-    await serve("rules", listen_address("rules"), register, on_stop=stop)
+    await serve(
+        "rules",
+        listen_address("rules"),
+        register,
+        on_stop=stop,
+        interceptors=[RequiresDeploymentToken(required_token("rules"))],
+    )
 
 
 if __name__ == "__main__":
