@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -18,9 +19,6 @@ from services.rules.shell.snapshots import SnapshotStore, snapshot_key
 from tools.bots import best_routes, choose, command_for
 
 pytestmark = pytest.mark.reliability
-
-SECRET = b"test secret"
-
 
 async def _routes(state: GameState, command: Command) -> Command:
     if isinstance(command, RunRoutes) and isinstance(state.round, OperatingRound):
@@ -48,18 +46,18 @@ async def fresh_load(store: EventStore, snapshots: SnapshotStore, game_id: str) 
 
 
 async def test_snapshots_are_written_and_used(redis_client: redis.asyncio.Redis) -> None:
-    store, snapshots = EventStore(redis_client, "game"), SnapshotStore(redis_client, 50, SECRET)
+    store, snapshots = EventStore(redis_client, "game"), SnapshotStore(redis_client, 50)
     final = await played_game(store, snapshots, "g-snap")
     snapshot = await snapshots.load("g-snap")
     assert snapshot is not None and snapshot.version >= 50
     assert await fresh_load(store, snapshots, "g-snap") == final
 
 
-@pytest.mark.parametrize("damage", ["deleted", "corrupted", "older code", "other secret"])
+@pytest.mark.parametrize("damage", ["deleted", "corrupted", "older code", "foreign class"])
 async def test_a_game_loads_whatever_happened_to_its_snapshot(
-    redis_client: redis.asyncio.Redis, damage: str
+    redis_client: redis.asyncio.Redis, damage: str, tmp_path: Path
 ) -> None:
-    store, snapshots = EventStore(redis_client, "game"), SnapshotStore(redis_client, 50, SECRET)
+    store, snapshots = EventStore(redis_client, "game"), SnapshotStore(redis_client, 50)
     final = await played_game(store, snapshots, "g-snap")
     key = snapshot_key("g-snap")
     raw = await redis_client.get(key)
@@ -70,10 +68,16 @@ async def test_a_game_loads_whatever_happened_to_its_snapshot(
         case "corrupted":
             await redis_client.set(key, raw[: len(raw) // 2] + b"garbage")
         case "older code":
-            record = msgpack.unpackb(raw)
+            record = msgpack.unpackb(raw, strict_map_key=False)
             await redis_client.set(key, msgpack.packb({**record, "code": "an older version"}))
-        case "other secret":
-            pass
-    reader = SnapshotStore(redis_client, 50, b"other" if damage == "other secret" else SECRET)
+        case "foreign class":
+            # Someone with write access to Redis stores a "state" that would run a program if
+            # it were built: snapshots are data, and only the domain's classes are built.
+            record = msgpack.unpackb(raw, strict_map_key=False)
+            ran = tmp_path / "ran"
+            popen = {"@d": "subprocess:Popen", "f": {"args": ["touch", str(ran)]}}
+            await redis_client.set(key, msgpack.packb({**record, "state": popen}))
+    reader = SnapshotStore(redis_client, 50)
     assert await reader.load("g-snap") is None
     assert await fresh_load(store, reader, "g-snap") == final
+    assert not (tmp_path / "ran").exists()
