@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from infra import deployment_token
 from infra.redis_server import free_port
-from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
+from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import game_pb2
 from shikoku_sdk.errors import ShikokuError
 from shikoku_sdk.random_player import choose, command_for
@@ -67,21 +67,32 @@ def test_every_caller_of_one_command_id_gets_the_same_answer(client: Client) -> 
             assert len(answers) == 1, f"burst {burst}: {sorted(a[:40] for a in answers)}"
 
 
+SECRET = ((deployment_token.HEADER, "the-secret"),)
+
+
+def alone(redis_url: str, name: str, module: str) -> tuple[ServiceProcess, str]:
+    """One process of an internal service, of a deployment whose token is "the-secret"."""
+    env = dict(os.environ, REDIS_URL=redis_url, **{deployment_token.SETTING: "the-secret"})
+    for service in ("RULES", "ROUTES", "LOBBY"):
+        env[f"SHIKOKU_{service}_ADDR"] = f"127.0.0.1:{free_port()}"
+    process = ServiceProcess(name, module, env, log=io.StringIO())
+    process.wait_listening()
+    return process, env[f"SHIKOKU_{name.upper()}_ADDR"]
+
+
 @pytest.fixture(scope="module")
 def rules_alone(redis_url: str) -> Iterator[str]:
-    """A rules process of a deployment whose token is "the-secret"; its address."""
-    address = f"127.0.0.1:{free_port()}"
-    env = dict(
-        os.environ,
-        REDIS_URL=redis_url,
-        SHIKOKU_RULES_ADDR=address,
-        SHIKOKU_ROUTES_ADDR=f"127.0.0.1:{free_port()}",
-        **{deployment_token.SETTING: "the-secret"},
-    )
-    rules = ServiceProcess("rules", "services.rules.shell.server", env, log=io.StringIO())
-    rules.wait_listening()
+    rules, address = alone(redis_url, "rules", "services.rules.shell.server")
     yield address
     rules.stop()
+
+
+@pytest.fixture(scope="module")
+def route_engine(redis_url: str) -> Iterator[routes_pb2_grpc.RouteEngineStub]:
+    routes, address = alone(redis_url, "routes", "services.routes.shell.server")
+    with grpc.insecure_channel(address) as channel:
+        yield routes_pb2_grpc.RouteEngineStub(channel)
+    routes.stop()
 
 
 @pytest.mark.parametrize("sent", [None, "a-guess"])
@@ -104,9 +115,53 @@ def test_an_internal_service_refuses_callers_without_the_deployment_token(
         expect_error(
             lambda: rules.GetState(
                 game_pb2.GetStateRequest(game_id="g-none"),
-                metadata=((deployment_token.HEADER, "the-secret"),),
+                metadata=SECRET,
                 timeout=5,
             ),
             grpc.StatusCode.NOT_FOUND,
             "GAME_NOT_FOUND",
         )
+
+
+def node(id_: str, kind: str = "city", revenue: int = 20) -> routes_pb2.Node:
+    return routes_pb2.Node(id=id_, kind=kind, hex=id_, revenue=revenue, token=True)
+
+
+GRAPH = routes_pb2.TrackGraph(
+    nodes=[node("A1"), node("B1")],
+    segments=[routes_pb2.Segment(id="s1", hex="A1", a="A1", b="B1")],
+    trains=[routes_pb2.Train(name="2", stops=2)],
+)
+
+
+@pytest.mark.parametrize(
+    ("graph", "field"),
+    [
+        (routes_pb2.TrackGraph(nodes=[node("A1", kind="castle")], trains=GRAPH.trains), "kind"),
+        (
+            routes_pb2.TrackGraph(
+                nodes=GRAPH.nodes,
+                segments=[routes_pb2.Segment(id="s1", hex="A1", a="A1", b="Z9")],
+                trains=GRAPH.trains,
+            ),
+            "segments[0]",
+        ),
+        (routes_pb2.TrackGraph(nodes=[node(f"N{i}") for i in range(2_001)]), "graph"),
+    ],
+)
+def test_the_route_engine_refuses_a_graph_it_cannot_search(
+    route_engine: routes_pb2_grpc.RouteEngineStub, graph: routes_pb2.TrackGraph, field: str
+) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        route_engine.Solve(routes_pb2.SolveRequest(graph=graph), metadata=SECRET, timeout=10)
+    error = ShikokuError.from_rpc_error(refused.value)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.reason == "INVALID_GRAPH"
+    assert any(field in name for name in error.field_violations), error.field_violations
+
+
+def test_the_route_engine_solves_a_graph_within_its_limits(
+    route_engine: routes_pb2_grpc.RouteEngineStub,
+) -> None:
+    solution = route_engine.Solve(routes_pb2.SolveRequest(graph=GRAPH), metadata=SECRET, timeout=10)
+    assert solution.revenue == 40

@@ -34,6 +34,8 @@ class Reason(StrEnum):
     PASSES_BLOCKED_CITY = "PASSES_BLOCKED_CITY"
     PASSES_OFFBOARD = "PASSES_OFFBOARD"
     REVERSES_AT_JUNCTION = "REVERSES_AT_JUNCTION"
+    #: The routes can be read in too many ways to find the best reading in bounded time.
+    TOO_AMBIGUOUS = "TOO_AMBIGUOUS"
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,9 @@ def evaluate(graph: TrackGraph, routes: Sequence[SubmittedRoute]) -> Evaluation:
         options.append(legal)
 
     chosen = _best_disjoint(options)
+    if chosen is AMBIGUOUS:
+        detail = f"more than {MAX_COMBINATIONS} ways to read the routes together"
+        return _reject(Violation(Reason.TOO_AMBIGUOUS, detail=detail))
     if chosen is None:
         clash = check_disjoint(index, [opts[0].walk for opts in options])
         assert clash is not None, "first readings are disjoint, so a best choice exists"
@@ -144,9 +147,16 @@ def _legal_readings(
     return illegal[0][2]
 
 
+#: Most combinations of readings tried before the routes are refused as too ambiguous.
+MAX_COMBINATIONS = 200_000
+AMBIGUOUS: list[_Reading] = []
+
+
 def _best_disjoint(options: list[list[_Reading]]) -> list[_Reading] | None:
     """One reading per route, pairwise disjoint, with the highest total revenue; among equals the
-    first in the (already sorted) per-route order. Depth-first, so the first best found wins."""
+    first in the (already sorted) per-route order. Depth-first, so the first best found wins.
+    AMBIGUOUS (an empty list, compared by identity) past MAX_COMBINATIONS tries."""
+    tries = [0]
     best_rest = [0] * (len(options) + 1)
     for k in range(len(options) - 1, -1, -1):
         best_rest[k] = best_rest[k + 1] + options[k][0].revenue
@@ -155,6 +165,9 @@ def _best_disjoint(options: list[list[_Reading]]) -> list[_Reading] | None:
     chosen: list[_Reading] = []
 
     def go(k: int, total: int, segs: frozenset[str], sides: frozenset[str]) -> None:
+        tries[0] += 1
+        if tries[0] > MAX_COMBINATIONS:
+            return
         if k == len(options):
             if total > best_total[0]:
                 best_total[0] = total
@@ -170,4 +183,4 @@ def _best_disjoint(options: list[list[_Reading]]) -> list[_Reading] | None:
             chosen.pop()
 
     go(0, 0, frozenset(), frozenset())
-    return best[0]
+    return AMBIGUOUS if tries[0] > MAX_COMBINATIONS else best[0]

@@ -24,6 +24,7 @@ from services.routes import wire
 from services.routes.engine.graph import Solution, TrackGraph, route_hexes
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import evaluate
+from services.routes.limits import check_graph, check_routes
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import routes_pb2 as public_pb2
 from shikoku.v1 import routes_pb2_grpc as public_pb2_grpc
@@ -41,6 +42,8 @@ class RouteEngineServicer(routes_pb2_grpc.RouteEngineServicer):
     async def Evaluate(
         self, request: routes_pb2.EvaluateRequest, context: Context
     ) -> routes_pb2.Evaluation:
+        check_graph(request.graph)
+        check_routes(request.routes, len(request.graph.trains))
         graph = wire.graph_from_proto(request.graph)
         evaluation = evaluate(graph, wire.submitted_from_proto(request.routes))
         return wire.evaluation_to_proto(evaluation)
@@ -48,6 +51,7 @@ class RouteEngineServicer(routes_pb2_grpc.RouteEngineServicer):
     async def Solve(
         self, request: routes_pb2.SolveRequest, context: Context
     ) -> routes_pb2.Solution:
+        check_graph(request.graph)
         solution = solve(wire.graph_from_proto(request.graph), _deadline(context))
         return wire.solution_to_proto(solution)
 
