@@ -56,6 +56,8 @@ class ApiKey:
     revoked: bool
     per_second: float | None = None
     burst: int | None = None
+    #: Whether its users may register as tournament hosts (an operator's decision per key).
+    hosts: bool = False
 
 
 def _record(key_id: str) -> str:
@@ -80,7 +82,11 @@ class ApiKeys:
         self._checked: dict[str, tuple[float, ApiKey]] = {}
 
     async def issue(
-        self, name: str, per_second: float | None = None, burst: int | None = None
+        self,
+        name: str,
+        per_second: float | None = None,
+        burst: int | None = None,
+        hosts: bool = False,
     ) -> tuple[ApiKey, str]:
         """A new key for the application `name` (with rate limits of its own, when given): its
         record, and the key itself (shown once)."""
@@ -90,7 +96,8 @@ class ApiKeys:
             raise Rejected("INVALID_LIMITS", "a key's rate is >= 0 a second and its burst >= 1")
         key_id = f"{KEY_PREFIX}{secrets.token_hex(6)}"
         secret = secrets.token_urlsafe(24)
-        issued = ApiKey(key_id, name.strip(), int(time.time() * 1000), False, per_second, burst)
+        created_at_ms = int(time.time() * 1000)
+        issued = ApiKey(key_id, name.strip(), created_at_ms, False, per_second, burst, hosts)
         fields: dict[str, str | int | float] = {
             "name": issued.name,
             "secret_hash": _digest(secret),
@@ -101,6 +108,8 @@ class ApiKeys:
             fields["per_second"] = per_second
         if burst is not None:
             fields["burst"] = burst
+        if hosts:
+            fields["hosts"] = 1
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.hset(_record(key_id), mapping=fields)  # type: ignore[arg-type]
             pipe.sadd(INDEX, key_id)
@@ -162,6 +171,7 @@ def _parse(key_id: str, fields: dict[bytes, bytes]) -> ApiKey:
         revoked=fields.get(b"revoked") == b"1",
         per_second=float(fields[b"per_second"]) if b"per_second" in fields else None,
         burst=int(fields[b"burst"]) if b"burst" in fields else None,
+        hosts=fields.get(b"hosts") == b"1",
     )
 
 
@@ -173,11 +183,11 @@ async def _with_keys(redis_url: str, job: Callable[[ApiKeys], Awaitable[_T]]) ->
         await redis.aclose()
 
 
-def issue_api_key(redis_url: str, name: str) -> str:
+def issue_api_key(redis_url: str, name: str, hosts: bool = False) -> str:
     """A new key for the application `name`, for programs that are not themselves async."""
 
     async def issue(keys: ApiKeys) -> str:
-        return (await keys.issue(name))[1]
+        return (await keys.issue(name, hosts=hosts))[1]
 
     return asyncio.run(_with_keys(redis_url, issue))
 
@@ -188,11 +198,13 @@ def api_key_command(
     argument: str,
     per_second: float | None = None,
     burst: int | None = None,
+    hosts: bool = False,
 ) -> int:
-    """`shikoku api-key create NAME [--per-second N --burst N] | list | revoke KEY_ID`."""
+    """`shikoku api-key create NAME [--per-second N --burst N] [--hosts] | list | revoke
+    KEY_ID`."""
 
     async def create(keys: ApiKeys) -> None:
-        issued, key = await keys.issue(argument, per_second, burst)
+        issued, key = await keys.issue(argument, per_second, burst, hosts)
         print(f"{issued.key_id}\t{issued.name}")
         print(key)
 
@@ -202,7 +214,8 @@ def api_key_command(
             burst = "default" if found.burst is None else str(found.burst)
             limits = f"{rate}/s, burst {burst}"
             state = "revoked" if found.revoked else "active"
-            print(f"{found.key_id}\t{found.name}\t{state}\t{limits}")
+            scope = "players and hosts" if found.hosts else "players"
+            print(f"{found.key_id}\t{found.name}\t{state}\t{limits}\t{scope}")
 
     async def revoke(keys: ApiKeys) -> None:
         revoked = await keys.revoke(argument)

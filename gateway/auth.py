@@ -31,6 +31,7 @@ from infra.metadata import optional_bearer_token
 from infra.rejection import Kind, Rejected
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
+from shikoku.v1 import lobby_pb2
 
 AUTHORIZE_SECONDS = 5.0
 GRANT_SECONDS = float(os.environ.get("SHIKOKU_GRANT_SECONDS", "5"))
@@ -87,6 +88,13 @@ RULES: dict[str, Rule] = {
 }
 
 
+REGISTER_PLAYER = "/shikoku.v1.LobbyService/RegisterPlayer"
+HOSTS_NOT_ALLOWED = Rejected(
+    "HOSTS_NOT_ALLOWED",
+    "this application's API key does not let its users register as hosts; the operator "
+    "issues such keys (shikoku api-key create NAME --hosts)",
+    Kind.PERMISSION_DENIED,
+)
 NO_RULE = Rejected(
     "NO_ACCESS_RULE", "this method has no access rule, so no one may call it", Kind.UNIMPLEMENTED
 )
@@ -144,10 +152,16 @@ class Authorization(Admission):
 
     async def admit(self, method: str, request: Any, context: Context) -> None:
         metadata = context.invocation_metadata()
-        await self._api_keys.check(api_key_from(metadata))
+        application = await self._api_keys.check(api_key_from(metadata))
         rule = RULES.get(method)
         if rule is None:
             raise NO_RULE
+        if (
+            method == REGISTER_PLAYER
+            and request.role == lobby_pb2.ROLE_HOST
+            and not application.hosts
+        ):
+            raise HOSTS_NOT_ALLOWED
         resource = getattr(request, rule.resource) if rule.resource else ""
         token = optional_bearer_token(metadata)
         forgets = method in FORGETS_GRANTS

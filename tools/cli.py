@@ -88,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         "--per-second", type=float, help="its callers' rate limit (default: the gateway's)"
     )
     create.add_argument("--burst", type=int, help="its callers' burst (default: the gateway's)")
+    create.add_argument(
+        "--hosts",
+        action="store_true",
+        help="its users may register as tournament hosts (a host runs tables and tournaments)",
+    )
     key_actions.add_parser("list", help="every key's id, name and whether it is revoked")
     key_actions.add_parser("revoke", help="refuse the key from now on").add_argument("key_id")
 
@@ -98,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
 
         argument = getattr(args, "name", "") or getattr(args, "key_id", "")
         limits = (getattr(args, "per_second", None), getattr(args, "burst", None))
-        return api_key_command(redis_url(), args.action, argument, *limits)
+        hosts = bool(getattr(args, "hosts", False))
+        return api_key_command(redis_url(), args.action, argument, *limits, hosts)
     if args.command == "run":
         from tools.supervisor import run as run_all
 

@@ -192,7 +192,7 @@ class System:
             self.env["REDIS_URL"] = self.redis.url
             say(f"redis listening on 127.0.0.1:{self.redis.port}", self.log)
         say(f"REDIS_URL={self.env['REDIS_URL']}", self.log)
-        self.api_key = issue_api_key(self.env["REDIS_URL"], "development")
+        self.api_key = issue_api_key(self.env["REDIS_URL"], "development", hosts=True)
         say(f"development API key: {self.api_key}", self.log)
 
     def _configured_ports(self) -> set[int]:

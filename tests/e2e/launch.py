@@ -95,7 +95,7 @@ def start_system(redis_url: str | None, *run_options: str, **settings: str) -> S
             break
     assert redis_url is not None
     gateway = gateways[0] if len(gateways) == 1 else "ipv4:" + ",".join(gateways)
-    api_key = issue_api_key(redis_url, "e2e tests")
+    api_key = issue_api_key(redis_url, "e2e tests", "--hosts")
     return System(gateway, env["SHIKOKU_WEB_ADDR"], redis_url, process, output, api_key)
 
 

@@ -424,3 +424,23 @@ def test_a_credential_sent_where_none_is_needed_is_still_checked(world: World) -
         UNAUTHENTICATED,
         "CREDENTIAL_EXPIRED_OR_REVOKED",
     )
+
+
+def test_only_keys_the_operator_allows_register_hosts(system: System) -> None:
+    """A host runs tables and tournaments: registering as one takes an application key issued
+    with --hosts; any key registers players."""
+
+    def register_with(api_key: str, role: lobby_pb2.Role.ValueType) -> object:
+        with keyed_channel(system.gateway, api_key) as channel:
+            request = lobby_pb2.RegisterPlayerRequest(display_name="Someone", role=role)
+            return lobby_pb2_grpc.LobbyServiceStub(channel).RegisterPlayer(request, timeout=10)
+
+    players_only = issue_api_key(system.redis_url, "a player app")
+    assert register_with(players_only, lobby_pb2.ROLE_PLAYER) is not None
+    expect_error(
+        lambda: register_with(players_only, lobby_pb2.ROLE_HOST),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "HOSTS_NOT_ALLOWED",
+    )
+    for_hosts = issue_api_key(system.redis_url, "the venue's app", "--hosts")
+    assert register_with(for_hosts, lobby_pb2.ROLE_HOST) is not None
