@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 
+from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
 from tests.shared import site_game_files
 from tools.sitelog.export_format import load
@@ -39,7 +40,8 @@ def main() -> None:
         grpc.channel_ready_future(channel).result(timeout=10)
         for game in games:
             start = time.perf_counter()
-            outcome = replay(game, GatewayTable(game, channel))
+            with Client(system.gateway, api_key=system.api_key) as client:
+                outcome = replay(game, GatewayTable(game, client))
             seconds = time.perf_counter() - start
             status = "ok" if outcome.matches(game) else "DIVERGED"
             print(f"  {game.id:<20} {outcome.actions:>4} actions  {seconds:6.2f} s  {status}")

@@ -174,6 +174,10 @@ class Client:
     def start_table(self, table_id: str) -> lobby_pb2.StartTableResponse:
         return self._call(self.lobby.StartTable, lobby_pb2.StartTableRequest(table_id=table_id))
 
+    def end_game(self, table_id: str) -> lobby_pb2.Table:
+        """Ends the table's running game where it stands (the host's credential)."""
+        return self._call(self.lobby.EndGame, lobby_pb2.EndGameRequest(table_id=table_id))
+
     def get_table(self, table_id: str) -> lobby_pb2.Table:
         request = lobby_pb2.GetTableRequest(table_id=table_id)
         return self._call(self.lobby.GetTable, request, retry=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from shikoku_sdk import Client as SdkClient
 from tests.e2e.api import System
 from tests.shared import SITE_GAMES, site_game_files
 from tools.sitelog.export_format import SiteGame, effective_actions, load
@@ -23,8 +24,8 @@ SHIKOKU = str(Path(sys.executable).parent / "shikoku")
 @pytest.mark.parametrize("path", site_game_files(), ids=lambda p: p.stem)
 def test_shared_game_replays_through_the_gateway(system: System, path: Path) -> None:
     game = load(path)
-    with system.channel() as channel:
-        outcome = replay(game, GatewayTable(game, channel))
+    with SdkClient(system.gateway, api_key=system.api_key) as client:
+        outcome = replay(game, GatewayTable(game, client))
     assert outcome.divergence is None, outcome.divergence
     assert outcome.actions == len(effective_actions(game.actions))
     assert (outcome.net_worths, outcome.end_reason) == (game.result, game.end_reason)
@@ -32,8 +33,8 @@ def test_shared_game_replays_through_the_gateway(system: System, path: Path) -> 
 
 def test_a_replayed_game_exports_through_the_gateway(system: System, tmp_path: Path) -> None:
     game = load(SITE_GAMES / "314.json")
-    with system.channel() as channel:
-        table = GatewayTable(game, channel)
+    with SdkClient(system.gateway, api_key=system.api_key) as client:
+        table = GatewayTable(game, client)
         assert replay(game, table).matches(game)
     out = tmp_path / "exported.json"
     done = subprocess.run(

@@ -14,6 +14,7 @@ from google.protobuf import json_format
 
 from services.rules.domain.events import Event, event_from_payload
 from shikoku.v1 import game_pb2, game_pb2_grpc
+from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
 from tools.sitelog.export_format import ExportError, SiteGame, load
 from tools.sitelog.exporter import batches_from, export
@@ -36,7 +37,9 @@ def import_game(
         print(f"shikoku import: {path}: {error}", file=sys.stderr)
         return 2
     if in_process:
-        with System.on_free_ports(log=sys.stderr) as system:
+        system = System.on_free_ports(log=sys.stderr)
+        system.env["SHIKOKU_RATE_PER_SECOND"] = "0"  # a system of its own: nobody to share with
+        with system:
             return replay_through(game, system.gateway, as_json, system.api_key)
     return replay_through(game, gateway, as_json, api_key)
 
@@ -45,7 +48,8 @@ def replay_through(game: SiteGame, gateway: str, as_json: bool, api_key: str | N
     with keyed_channel(gateway, api_key) as channel:
         if not _answers(channel, gateway, "import"):
             return 2
-        table = GatewayTable(game, channel)
+    with Client(gateway, api_key=api_key) as client:
+        table = GatewayTable(game, client)
         outcome = replay(game, table, None if as_json else _progress_bar())
     if as_json:
         print(json.dumps(as_document(outcome)))

@@ -1,82 +1,66 @@
-"""A table behind the gateway: the importer as a real client of the public API."""
+"""A table behind the gateway: the importer as a real client of the public API, through the
+SDK (so it waits as a rate limit tells it to, retries transient failures with the same command
+ids, and is refused exactly as any client is)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 
-import grpc
 from google.protobuf import json_format
 
-from infra.grpc_errors import from_rpc_error
-from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+from infra.rejection import Kind, Rejected
+from shikoku.v1 import lobby_pb2
+from shikoku_sdk import Client
+from shikoku_sdk.errors import ShikokuError
 from tools.sitelog.export_format import SiteGame
 from tools.sitelog.translate import Submit
 
-CALL_SECONDS = 30.0
+T = TypeVar("T")
 
 
-def _auth(token: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),)
+def _refused(call: Callable[[], T]) -> T:
+    """`call()`, with the server's refusal as the Rejected the replay reports."""
+    try:
+        return call()
+    except ShikokuError as error:
+        kind = Kind.__members__.get(error.code.name, Kind.UNAVAILABLE)
+        raise Rejected(
+            error.reason or error.code.name, error.message, kind, error.metadata
+        ) from None
 
 
 class GatewayTable:
     """Creates a table with the site game's players in its seat order, and starts it."""
 
-    def __init__(self, game: SiteGame, channel: grpc.Channel) -> None:
-        self._lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
-        self._game = game_pb2_grpc.GameServiceStub(channel)
+    def __init__(self, game: SiteGame, client: Client) -> None:
         options = lobby_pb2.TableOptions(
             beginner_game=game.beginner_game,
             fixed_seat_order=True,
             trust_submitted_revenue=game.stores_revenue,
         )
-        created = self._call(
-            self._lobby.CreateTable,
-            lobby_pb2.CreateTableRequest(
-                seat_count=len(game.players), options=options, display_name=f"import {game.id}"
-            ),
+        created = _refused(
+            lambda: client.create_table(len(game.players), options, f"import {game.id}")
         )
         self.table_id = created.table.table_id
-        self._host = created.host_token
-        self._seats: dict[int, str] = {}
+        self._host = client.with_credential(created.host_token)
+        self._seats: dict[int, Client] = {}
         for seat, player in enumerate(game.players, start=1):
-            joined = self._call(
-                self._lobby.JoinTable,
-                lobby_pb2.JoinTableRequest(
-                    table_id=self.table_id, player_name=player.name, seat=seat
-                ),
-            )
-            self._seats[seat] = joined.seat_token
-        started = self._call(
-            self._lobby.StartTable,
-            lobby_pb2.StartTableRequest(table_id=self.table_id),
-            _auth(self._host),
-        )
-        self.game_id = started.game_id
-
-    @staticmethod
-    def _call(method: Any, request: Any, metadata: Any = None) -> Any:
-        try:
-            return method(request, metadata=metadata, timeout=CALL_SECONDS)
-        except grpc.RpcError as error:
-            rejection = from_rpc_error(error)
-            if rejection is not None:
-                raise rejection from None
-            raise
+            joined = _refused(partial(client.join_table, self.table_id, player.name, seat))
+            self._seats[seat] = client.with_credential(joined.seat_token)
+        self.game_id = _refused(lambda: self._host.start_table(self.table_id)).game_id
+        self._reader = self._seats[1]
 
     def view(self) -> dict[str, Any]:
-        state = self._call(self._game.GetState, game_pb2.GetStateRequest(game_id=self.game_id))
-        return json_format.MessageToDict(state.state)
+        return json_format.MessageToDict(_refused(lambda: self._reader.state(self.game_id)).state)
 
     def submit(self, seat: int, step: Submit) -> None:
-        request = game_pb2.SubmitCommandRequest(game_id=self.game_id, command=step.command)
-        self._call(self._game.SubmitCommand, request, _auth(self._seats[seat]))
+        _refused(lambda: self._seats[seat].act(self.game_id, step.command))
 
     def can_pass(self) -> bool:
-        request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
-        actions = self._call(self._game.ListLegalActions, request).actions
+        actions = _refused(lambda: self._reader.legal_actions(self.game_id)).actions
         return any(action.HasField("pass_turn") for action in actions)
 
     def end_game(self) -> None:
-        request = lobby_pb2.EndGameRequest(table_id=self.table_id)
-        self._call(self._lobby.EndGame, request, _auth(self._host))
+        _refused(lambda: self._host.end_game(self.table_id))
