@@ -86,9 +86,17 @@ def _phantom_pass(
 ) -> bool:
     """The site sometimes asks a corporation to pass a step that has nothing to do, where our
     engine moves on by itself: a pass our engine does not allow there, or one that cannot end
-    the turn because the same corporation goes on buying trains right after it."""
+    the turn because the same corporation goes on buying trains right after it. Once phase 3
+    has begun, the site also ends each corporation's turn with a blocking "buy a private" step
+    and logs one more pass for it, when our engine (rulebook 8.2, 8.8: a private may be bought
+    at any point of the turn) has already moved on to the next corporation or round: a pass of a
+    corporation that is not operating now."""
+    if action["type"] != "pass":
+        return False
     corporation, step = _operating(view)
-    if action["type"] != "pass" or action.get("entity") != corporation:
+    if action.get("entity_type") == "corporation" and action.get("entity") != corporation:
+        return True
+    if action.get("entity") != corporation:
         return False
     continues = (
         step == "trains"
@@ -99,15 +107,22 @@ def _phantom_pass(
     return continues or not table.can_pass()
 
 
-def _catch_up(action: Action, view: dict[str, Any], table: Table, translator: Translator) -> None:
+def _catch_up(action: Action, table: Table, translator: Translator) -> None:
     """The site skipped a step that our engine still offers (nothing the site wanted to do
-    there): pass it, so that the action lands on the step it belongs to."""
+    there): pass it, so that the action lands on the step it belongs to. Our step is read
+    again before each pass: our engine skips some steps by itself (a corporation without trains
+    runs no routes and pays nothing, 8.5/8.6)."""
     target = _STEP_OF.get(action["type"])
-    corporation, step = _operating(view)
-    if target is None or action.get("entity") != corporation or not step:
+    if target is None:
         return
-    seat = translator.acting_seat(action, view)
-    for _ in range(_STEPS.index(target) - _STEPS.index(step)):
+    for _ in _STEPS:
+        view = table.view()
+        corporation, step = _operating(view)
+        if action.get("entity") != corporation or step not in _STEPS:
+            return
+        if _STEPS.index(step) >= _STEPS.index(target):
+            return
+        seat = translator.acting_seat(action, view)
         table.submit(seat, Submit(seat, game_pb2.Command(pass_turn=game_pb2.Pass())))
 
 
@@ -120,7 +135,7 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
         view = table.view()
         upcoming = actions[done] if done < len(actions) else None
         if not _phantom_pass(action, upcoming, view, table):
-            _catch_up(action, view, table, translator)
+            _catch_up(action, table, translator)
             step = translator.translate(action, table.view())
             if isinstance(step, EndGame):
                 table.end_game()
