@@ -10,10 +10,12 @@ site's engine, as in its own logs. The site names shares, trains and tiles by co
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.routes.engine.solver import solve
+from services.rules import board
 from services.rules.domain import commands as cmd
 from services.rules.domain import events as ev
 from services.rules.domain.evolve import evolve
@@ -45,7 +47,9 @@ class _Copies:
     held: dict[tuple[int, str], list[int]] = field(default_factory=lambda: defaultdict(list))
     depot_bought: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     trains: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # owner ->
-    tiles_laid: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    #: Per tile, the copy numbers in the supply in the site's order: the unused copies, then
+    #: those an upgrade took back off the map (8.3), in the order they came back.
+    tile_supply: dict[str, list[int]] = field(default_factory=dict)
     tile_on_hex: dict[str, str] = field(default_factory=dict)
 
     def share_ids(self, corporation: str) -> list[int]:
@@ -92,9 +96,16 @@ class _Copies:
         self.trains[owner].append(train_id)
         return train_id
 
+    def stock_tiles(self, counts: Mapping[str, int]) -> None:
+        self.tile_supply = {tile: list(range(count)) for tile, count in counts.items()}
+
     def lay(self, hex_id: str, tile: str) -> str:
-        tile_id = f"{tile}-{self.tiles_laid[tile]}"
-        self.tiles_laid[tile] += 1
+        """The copy a lay takes: the first in the supply; the tile it replaces goes back to the
+        supply's end (the site's engine names copies the same way)."""
+        tile_id = f"{tile}-{self.tile_supply[tile].pop(0)}"
+        if (replaced := self.tile_on_hex.get(hex_id)) is not None:
+            kind, _, number = replaced.rpartition("-")
+            self.tile_supply[kind].append(int(number))
         self.tile_on_hex[hex_id] = tile_id
         return tile_id
 
@@ -112,16 +123,25 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
     copies = _Copies()
     actions: list[Action] = []
     created: cmd.CreateGame | None = None
+    skipped_routes = False
     for batch in batches:
         swaps = [e for e in batch.events if isinstance(e, ev.PresidencyChanged)]
         selling = isinstance(batch.command, cmd.SellShares)
         if selling:  # the certificates change hands first, then the shares are sold
             for swap in swaps:
                 copies.observe(swap)
-        if isinstance(batch.command, cmd.CreateGame):
+        if isinstance(batch.command, cmd.PayDividends) and skipped_routes:
+            skipped_routes = False  # the site withholds by itself after a skipped route step
+        elif isinstance(batch.command, cmd.CreateGame):
             created = batch.command
+            title = board.load_title(created.title)
+            extra = title.beginner_extra if created.beginner_game else {}
+            kinds = {*title.counts, *extra}
+            copies.stock_tiles({t: title.counts.get(t, 0) + extra.get(t, 0) for t in kinds})
         else:
-            for action in _actions(batch.command, state, copies):
+            translated = _actions(batch.command, state, copies)
+            skipped_routes = isinstance(batch.command, cmd.RunRoutes) and not translated
+            for action in translated:
                 actions.append({**action, "id": len(actions) + 1})
         for event in batch.events:
             if not (selling and event in swaps):
@@ -248,6 +268,8 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
             return [{"type": "place_token", **_entity(state, seat), "city": f"{tile_id}-{city}"}]
         case cmd.RunRoutes(seat=seat, priced=priced):
             assert priced is not None and isinstance(state.round, OperatingRound)
+            if not priced and not _has_a_route(state, state.round.current):
+                return []  # the site skips the route and dividend steps by itself there
             return [
                 {
                     "type": "run_routes",
@@ -270,6 +292,10 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
         case cmd.DeclareBankruptcy(seat=seat):
             return [{"type": "bankrupt", **_entity(state, seat)}]
     raise TypeError(command)
+
+
+def _has_a_route(state: GameState, corporation: str) -> bool:
+    return solve(corporation_graph(state, corporation)).revenue > 0
 
 
 def _buy_train(

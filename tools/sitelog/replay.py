@@ -107,6 +107,29 @@ def _phantom_pass(
     return continues or not table.can_pass()
 
 
+def _skipped_routes(
+    action: Action, upcoming: Action | None, table: Table, translator: Translator
+) -> None:
+    """The site skips the route step (and withholds) by itself for a corporation whose trains
+    have no route, and logs nothing for it; our engine asks for the routes, so run none (our
+    engine then withholds by itself, 8.6) once the log shows the turn went past routes: an
+    action of another corporation or player, or of this corporation other than its routes or
+    a pass for an earlier step (one followed by its routes)."""
+    view = table.view()
+    corporation, step = _operating(view)
+    entity, kind = action.get("entity"), action["type"]
+    if step != "routes" or action.get("entity_type") == "company":
+        return
+    routes_next = upcoming is not None and (upcoming["type"], upcoming.get("entity")) == (
+        "run_routes",
+        corporation,
+    )
+    if entity == corporation and (kind == "run_routes" or (kind == "pass" and routes_next)):
+        return
+    seat = translator.acting_seat({"entity": corporation, "entity_type": "corporation"}, view)
+    table.submit(seat, Submit(seat, game_pb2.Command(run_routes=game_pb2.RunRoutes())))
+
+
 def _catch_up(action: Action, table: Table, translator: Translator) -> None:
     """The site skipped a step that our engine still offers (nothing the site wanted to do
     there): pass it, so that the action lands on the step it belongs to. Our step is read
@@ -132,9 +155,11 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     translator = Translator(game)
     actions = effective_actions(game.actions)
     for done, action in enumerate(actions, start=1):
-        view = table.view()
         upcoming = actions[done] if done < len(actions) else None
-        if not _phantom_pass(action, upcoming, view, table):
+        _skipped_routes(action, upcoming, table, translator)
+        if not _phantom_pass(action, upcoming, table.view(), table):
+            _catch_up(action, table, translator)
+            _skipped_routes(action, upcoming, table, translator)
             _catch_up(action, table, translator)
             step = translator.translate(action, table.view())
             if isinstance(step, EndGame):
