@@ -1,0 +1,731 @@
+"""Benchmark: random-bot games through the gateway under load, beside the pure domain's speed.
+
+The whole system runs as real processes on loopback (tools.supervisor, embedded Redis); bots
+play 4-player random games through the gateway with the SDK, one thread and one channel per
+game (ListLegalActions, pick an action, Optimize when running trains, SubmitCommand). A game
+that ends is replaced by a new one at once. Printed:
+
+- closed loop, for each number of games at once: every bot acts as soon as it is answered;
+- open loop: OPEN_GAMES games, each offered OPEN_RATE commands/s (a bot waits for its next
+  slot; when it is behind, it starts at once and the lag is reported);
+- for each level: commands/s, p50/p99/max of SubmitCommand and ListLegalActions, errors by gRPC
+  status (every attempt counts: the clients do not retry), CPU ms per command of every
+  process (its utime+stime over the level's window, over the commands acknowledged in it), the
+  whole machine's busy share and how much of it went to processes not ours (on a shared machine
+  those figures are not to be trusted), and each process's RSS after the level;
+- the pure domain in this process: decide+fold commands/s (as bench_rules.py measures it), and
+  the best gateway commands/s divided by it;
+- the 18xx.games site engine, when SITE_ENGINE_DIR is set: our in-process replay of
+  ../shared/fixtures/18xx.games/1889/314.json (or under $SHIKOKU_SHARED), and our fold of its
+  events, each divided by the site's own `Engine::Game.load` of the same file (timed inside
+  Ruby by bench/site_engine.rb).
+
+The site engine, outside this repository (nothing of it is copied here):
+
+  apt-get install -y ruby
+  git clone --depth 1 https://github.com/tobymao/18xx ../site-engine/18xx
+  git clone --depth 1 https://github.com/jarmo/require_all ../site-engine/require_all
+  SITE_ENGINE_DIR=../site-engine/18xx make bench
+
+Settings (environment):
+
+  SHIKOKU_LOAD_LEVELS       closed-loop games at once, default 1,10,50,100,200
+  SHIKOKU_LOAD_SCALE        multiplies every number of games (levels and open loop), default 1
+  SHIKOKU_LOAD_SECONDS      seconds per closed-loop level, default 15
+  SHIKOKU_LOAD_OPEN_GAMES   open-loop games, default 200
+  SHIKOKU_LOAD_OPEN_RATE    commands/s offered by each open-loop game, default 2
+  SHIKOKU_LOAD_OPEN_SECONDS seconds of the open loop, default 20
+  SHIKOKU_LOAD_DECIDE_GAMES random games for the in-process decide rate, default 10
+  SITE_ENGINE_DIR           a checkout of github.com/tobymao/18xx (its lib/engine is the site
+                            engine); unset: the two site-engine rows are skipped
+  SITE_REQUIRE_ALL_DIR      a checkout of github.com/jarmo/require_all (the one gem the engine
+                            needs; its lib/ goes on Ruby's load path); default: a folder named
+                            require_all beside SITE_ENGINE_DIR
+  SITE_RUBY                 the Ruby to run (default: ruby; Debian's ruby 3.1 works)
+  SITE_RUNS                 replays timed on each side after one untimed, the median is
+                            used, default 7
+
+`make bench` runs it with SHIKOKU_RATE_PER_SECOND=0 (one address, no credentials: the
+per-caller rate limit would only measure itself). The defaults take about 2-3 minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO, TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grpc
+
+from examples.random_bot import seat_table
+from services.rules.domain.commands import Command, CreateGame
+from services.rules.domain.decide import decide, legal_actions
+from services.rules.domain.events import Event, SeatedPlayer
+from services.rules.domain.evolve import fold
+from services.rules.domain.state import GameState
+from shikoku.v1 import game_pb2
+from shikoku_sdk import Client, ShikokuError
+from shikoku_sdk.random_player import choose, command_for
+from tests.shared import SITE_GAMES
+from tools import bots
+from tools.sitelog.export_format import load
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import replay
+from tools.supervisor import System
+
+SEATS = 4
+CALL_SECONDS = 30.0
+SITE_GAME = SITE_GAMES / "314.json"  # ../shared/fixtures/18xx.games/1889 (or $SHIKOKU_SHARED)
+SITE_SCRIPT = Path(__file__).resolve().parent / "site_engine.rb"
+SUBMIT, LEGAL, OPTIMIZE, SETUP = "SubmitCommand", "ListLegalActions", "Optimize", "seat a table"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+T = TypeVar("T")
+
+
+def setting(name: str, default: str) -> str:
+    return os.environ.get(name, "").strip() or default
+
+
+SCALE = float(setting("SHIKOKU_LOAD_SCALE", "1"))
+
+
+def scaled(games: int) -> int:
+    return max(1, round(games * SCALE))
+
+
+LEVELS = sorted(
+    {scaled(int(n)) for n in setting("SHIKOKU_LOAD_LEVELS", "1,10,50,100,200").split(",")}
+)
+LEVEL_SECONDS = float(setting("SHIKOKU_LOAD_SECONDS", "15"))
+OPEN_GAMES = scaled(int(setting("SHIKOKU_LOAD_OPEN_GAMES", "200")))
+OPEN_RATE = float(setting("SHIKOKU_LOAD_OPEN_RATE", "2"))
+OPEN_SECONDS = float(setting("SHIKOKU_LOAD_OPEN_SECONDS", "20"))
+DECIDE_GAMES = int(setting("SHIKOKU_LOAD_DECIDE_GAMES", "10"))
+SITE_RUNS = int(setting("SITE_RUNS", "7"))
+WARM_UP_GAMES, WARM_UP_SECONDS = 4, 3.0
+
+
+# -- the machine and its processes ------------------------------------------------------------
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.partition(":")[2].strip()
+            break
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    return (
+        f"machine: nproc {len(os.sched_getaffinity(0))}, {model}; "
+        f"python {platform.python_version()}, grpcio {grpc.__version__}\n"
+        f"uptime at start: {uptime}"
+    )
+
+
+def _stat_fields(pid: int) -> list[str]:
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text.rpartition(")")[2].split()  # the fields after "(comm)": state is [0]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the process (all its threads) so far."""
+    fields = _stat_fields(pid)
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """The whole machine's (busy, all) CPU time so far, in clock ticks (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
+
+
+class OthersMeter:
+    """From its creation on: the share of the machine's CPU time that went to processes other
+    than this one and its (finished) children, e.g. other programs on a shared machine."""
+
+    def __init__(self) -> None:
+        self._busy, self._all = machine_jiffies()
+        self._ours = self._own()
+
+    @staticmethod
+    def _own() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def share(self) -> float:
+        busy, all_ = machine_jiffies()
+        elapsed = (all_ - self._all) / CLOCK_TICKS
+        if elapsed <= 0:
+            return 0.0
+        return max(0.0, ((busy - self._busy) / CLOCK_TICKS - (self._own() - self._ours)) / elapsed)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def redis_pids() -> list[int]:
+    """This process's redis-server children (the embedded Redis)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            comm = (entry / "comm").read_text().strip()
+            parent = int(_stat_fields(int(entry.name))[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == os.getpid() and comm.startswith("redis-server"):
+            found.append(int(entry.name))
+    return found
+
+
+def watched_processes(system: System) -> dict[str, int]:
+    """Every process of the system by name, and this one (the load generator) as `loadgen`."""
+    pids = {service.name: service.process.pid for service in system.services}
+    for n, pid in enumerate(redis_pids()):
+        pids["redis" if n == 0 else f"redis{n}"] = pid
+    pids["loadgen"] = os.getpid()
+    return pids
+
+
+# -- figures ----------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def spread(seconds: list[float]) -> str:
+    """p50/p99/max in ms."""
+    if not seconds:
+        return "-"
+    ms = [1000 * s for s in seconds]
+    return f"{percentile(ms, 0.5):.1f}/{percentile(ms, 0.99):.1f}/{max(ms):.0f}"
+
+
+@dataclass
+class Record:
+    """What one bot (or, merged, one level) saw."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: Counter[str] = field(default_factory=Counter)
+    commands: int = 0  # SubmitCommand acknowledged within the window
+    games_ended: int = 0
+    lag: list[float] = field(default_factory=list)  # open loop: start behind its slot
+    from_slot: list[float] = field(default_factory=list)  # open loop: slot to the answer
+    crash: str = ""
+
+    def merge(self, other: Record) -> None:
+        for name, values in other.latencies.items():
+            self.latencies[name] += values
+        self.errors += other.errors
+        self.commands += other.commands
+        self.games_ended += other.games_ended
+        self.lag += other.lag
+        self.from_slot += other.from_slot
+        self.crash = self.crash or other.crash
+
+    def errors_text(self) -> str:
+        if not self.errors:
+            return "none"
+        return ", ".join(f"{what} x{count}" for what, count in sorted(self.errors.items()))
+
+
+@dataclass
+class Window:
+    """A level's measuring window; bots start when `go` is set and stop starting calls at
+    `end`."""
+
+    ready: threading.Barrier
+    go: threading.Event = field(default_factory=threading.Event)
+    start: float = 0.0
+    end: float = 0.0
+
+
+@dataclass
+class Level:
+    label: str
+    games: int
+    seconds: float
+    record: Record
+    cpu: dict[str, float]  # process -> CPU seconds within the window
+    rss: dict[str, float]  # process -> MB after the level
+    machine_busy: float  # the share of every CPU's time in the window that was busy
+    others: float  # the share of it taken by processes not ours (e.g. other programs)
+
+    @property
+    def rate(self) -> float:
+        return self.record.commands / self.seconds
+
+
+# -- the bots ---------------------------------------------------------------------------------
+
+
+class Bot:
+    """Plays games one after another for its window: closed loop (`rate` None), or open loop
+    with one command slot every 1/rate seconds."""
+
+    def __init__(
+        self, system: System, seed: int, window: Window, rate: float | None = None
+    ) -> None:
+        self._target = system.gateway_target
+        self._api_key = system.api_key
+        self._rng = random.Random(seed)
+        self._window = window
+        self._rate = rate
+        self.record = Record()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _timed(self, name: str, call: Callable[[], T]) -> T | None:
+        """The call's answer, or None when it failed (counted by status); timed either way."""
+        begin = time.perf_counter()
+        try:
+            return call()
+        except ShikokuError as error:
+            self.record.errors[f"{name} {error.code.name}"] += 1
+            return None
+        finally:
+            self.record.latencies[name].append(time.perf_counter() - begin)
+
+    def _seat(self, client: Client) -> tuple[str, dict[int, Client]] | None:
+        return self._timed(SETUP, lambda: seat_table(client, SEATS))
+
+    def _run(self) -> None:
+        try:
+            # Every attempt is seen (and counted): a failed call is followed by a fresh look.
+            with Client(self._target, api_key=self._api_key, attempts=1, timeout=CALL_SECONDS) as c:
+                self._play(c)
+        except Exception as error:  # a bug in the benchmark or the SDK: reported, not hidden
+            self.record.crash = f"{type(error).__name__}: {error}"
+            if not self._window.go.is_set():
+                self._window.ready.abort()
+
+    def _play(self, client: Client) -> None:
+        game = None
+        for _ in range(20):  # the first table is seated before the window opens
+            if (game := self._seat(client)) is not None:
+                break
+            time.sleep(0.1)
+        else:
+            raise RuntimeError(f"no table seated: {self.record.errors_text()}")
+        self.record = Record()  # the window's figures only
+        self._window.ready.wait()
+        self._window.go.wait()
+        end = self._window.end
+        period = 1 / self._rate if self._rate else 0.0
+        slot = self._window.start + self._rng.uniform(0, period)
+        while time.perf_counter() < end:
+            if game is None:
+                game = self._seat(client)
+                if game is None:
+                    time.sleep(0.05)
+                continue
+            if period and (wait := slot - time.perf_counter()) > 0:
+                time.sleep(wait)
+            begun = time.perf_counter()
+            if begun >= end:
+                return
+            taken = self._turn(*game, end)
+            if taken is None:  # over: the next game takes this slot
+                self.record.games_ended += 1
+                game = None
+                continue
+            if period:
+                self.record.lag.append(max(0.0, begun - slot))
+                if taken:
+                    self.record.from_slot.append(taken - slot)
+                slot += period
+
+    def _turn(self, game_id: str, seats: dict[int, Client], end: float) -> float | None:
+        """One command for the seat that must act: when it was answered (0 if a call failed),
+        or None when the game is over."""
+        reader = next(iter(seats.values()))
+        listed = self._timed(LEGAL, lambda: reader.legal_actions(game_id))
+        if listed is None:
+            return 0.0
+        actions = [a for a in listed.actions if a.seat in seats]
+        if not actions:
+            return None
+        action = choose(actions, self._rng)
+
+        def best_routes(corporation: str) -> list[game_pb2.RouteRun]:
+            solution = self._timed(OPTIMIZE, lambda: reader.best_routes(game_id, corporation))
+            if solution is None:
+                return []
+            return [game_pb2.RouteRun(train=r.train, hexes=r.hexes) for r in solution.routes]
+
+        command = command_for(action, self._rng, best_routes)
+        acting = seats[action.seat]
+        answer = self._timed(SUBMIT, lambda: acting.act(game_id, command))
+        answered = time.perf_counter()
+        if answer is None:
+            return 0.0
+        if answered <= end:
+            self.record.commands += 1
+        return answered
+
+
+def run_level(
+    system: System, label: str, games: int, seconds: float, seed: int, rate: float | None = None
+) -> Level:
+    pids = watched_processes(system)
+    window = Window(threading.Barrier(games + 1))
+    bots = [Bot(system, seed + n, window, rate) for n in range(games)]
+    for bot in bots:
+        bot.thread.start()
+    try:
+        window.ready.wait(timeout=300)
+    except threading.BrokenBarrierError:
+        crashes = {bot.record.crash for bot in bots if bot.record.crash}
+        raise RuntimeError(f"{label}: the bots could not seat their tables: {crashes}") from None
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    busy_before, all_before = machine_jiffies()
+    window.start = time.perf_counter()
+    window.end = window.start + seconds
+    window.go.set()
+    time.sleep(max(0.0, window.end - time.perf_counter()))
+    cpu = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+    busy_after, all_after = machine_jiffies()
+    elapsed = (all_after - all_before) / CLOCK_TICKS  # CPU-seconds of every CPU
+    machine_busy = (busy_after - busy_before) / CLOCK_TICKS / elapsed
+    others = max(0.0, machine_busy - sum(cpu.values()) / elapsed)
+    for bot in bots:
+        bot.thread.join(timeout=2 * CALL_SECONDS + 10)
+    record = Record()
+    for bot in bots:
+        record.merge(bot.record)
+        if bot.thread.is_alive():
+            record.crash = record.crash or "a bot did not finish its last call"
+    rss = {name: rss_mb(pid) for name, pid in pids.items()}
+    return Level(label, games, seconds, record, cpu, rss, machine_busy, others)
+
+
+# -- printing the levels ----------------------------------------------------------------------
+
+
+def print_latencies(levels: list[Level]) -> None:
+    print(
+        f"{'level':<14} {'games':>5} {'cmd/s':>7} {'cmd/bot':>8} {'ended':>5}  "
+        f"{'Submit p50/p99/max ms':>22}  {'Legal p50/p99/max ms':>21}  "
+        f"{'Optimize p50/p99 ms':>19}  errors"
+    )
+    for level in levels:
+        r = level.record
+        optimize = r.latencies.get(OPTIMIZE, [])
+        opt = (
+            f"{1000 * percentile(optimize, 0.5):.1f}/{1000 * percentile(optimize, 0.99):.1f}"
+            if optimize
+            else "-"
+        )
+        print(
+            f"{level.label:<14} {level.games:>5} {level.rate:>7.1f} "
+            f"{r.commands / level.games:>8.1f} {r.games_ended:>5}  "
+            f"{spread(r.latencies.get(SUBMIT, [])):>22}  {spread(r.latencies.get(LEGAL, [])):>21}  "
+            f"{opt:>19}  {r.errors_text()}"
+        )
+        if r.crash:
+            print(f"{'':<14} BOT CRASHED: {r.crash}")
+
+
+def print_cpu(levels: list[Level], cores: int) -> None:
+    names = list(levels[0].cpu)
+    services = [n for n in names if n != "loadgen"]
+    print(
+        f"{'level':<14} {'games':>5} "
+        + " ".join(f"{n:>7}" for n in names)
+        + f" {'system':>7}  {'busy':>5} {'others':>6}"
+    )
+    for level in levels:
+        commands = max(1, level.record.commands)
+        per = {n: 1000 * level.cpu[n] / commands for n in names}
+        system = sum(per[n] for n in services)
+        print(
+            f"{level.label:<14} {level.games:>5} "
+            + " ".join(f"{per[n]:>7.2f}" for n in names)
+            + f" {system:>7.2f}  {100 * level.machine_busy:>4.0f}% {100 * level.others:>5.0f}%"
+        )
+    print(
+        f"(CPU ms per acknowledged command, utime+stime over the window; loadgen: this process, "
+        f"the bots; system: the others of ours; busy: the machine's {cores} CPUs; others: "
+        f"of that, processes not ours)"
+    )
+
+
+def print_rss(levels: list[Level]) -> None:
+    names = list(levels[0].rss)
+    print(f"{'level':<14} {'games':>5} " + " ".join(f"{n:>7}" for n in names) + "  (RSS MB)")
+    for level in levels:
+        print(
+            f"{level.label:<14} {level.games:>5} "
+            + " ".join(f"{level.rss[n]:>7.0f}" for n in names)
+        )
+
+
+def print_open_lag(level: Level) -> None:
+    r = level.record
+    offered = level.games * OPEN_RATE
+    late = sum(1 for lag in r.lag if lag > 0.1)
+    print(
+        f"open loop: offered {offered:.0f} cmd/s, achieved {level.rate:.1f} cmd/s; "
+        f"start behind its slot p50/p99 {spread(r.lag).rsplit('/', 1)[0]} ms, "
+        f"{late}/{len(r.lag)} slots started >100 ms late; slot to SubmitCommand answered "
+        f"p50/p99/max {spread(r.from_slot)} ms"
+    )
+
+
+# -- the pure domain in this process ----------------------------------------------------------
+
+
+def random_game(seed: int) -> tuple[list[Command], list[Event]]:
+    """A 4-player game of the domain-level random bot (as bench_rules.py plays it)."""
+    rng = random.Random(seed)
+    players = tuple(SeatedPlayer(s, f"p{s}") for s in range(1, SEATS + 1))
+    create = CreateGame(players=players, seed=seed)
+    commands: list[Command] = [create]
+    log = decide(GameState(), create)
+    state = fold(log)
+    while state.result is None:
+        command = bots.command_for(bots.choose(legal_actions(state), rng), rng, state)
+        events = decide(state, command)
+        commands.append(command)
+        log += events
+        state = fold(events, state)
+    return commands, log
+
+
+def decide_fold(commands: Iterable[Command]) -> float:
+    """Seconds to decide and fold the commands one after another from an empty game."""
+    state = GameState()
+    start = time.perf_counter()
+    for command in commands:
+        state = fold(decide(state, command), state)
+    return time.perf_counter() - start
+
+
+@dataclass
+class InProcess:
+    games: int
+    commands: int
+    decide_rate: float  # decide+fold, commands/s (the best of DECIDE_PASSES)
+    bot_rate: float  # legal actions + choice + routes + decide + fold, commands/s
+    others: float  # the machine's share taken by other processes meanwhile
+
+
+DECIDE_PASSES = 3
+
+
+def in_process() -> InProcess:
+    meter = OthersMeter()
+    start = time.perf_counter()
+    games = [random_game(seed) for seed in range(DECIDE_GAMES)]
+    bot_seconds = time.perf_counter() - start
+    commands = sum(len(c) for c, _log in games)
+    seconds = min(sum(decide_fold(c) for c, _log in games) for _ in range(DECIDE_PASSES))
+    return InProcess(
+        len(games), commands, commands / seconds, commands / bot_seconds, meter.share()
+    )
+
+
+# -- the site engine --------------------------------------------------------------------------
+
+
+def site_engine_paths() -> tuple[Path, Path] | str:
+    """The engine's and require_all's lib folders, or why the site rows are skipped."""
+    engine = os.environ.get("SITE_ENGINE_DIR", "").strip()
+    if not engine:
+        return "SITE_ENGINE_DIR is not set (a checkout of github.com/tobymao/18xx)"
+    engine_lib = Path(engine).resolve() / "lib"
+    if not (engine_lib / "engine.rb").is_file():
+        return f"SITE_ENGINE_DIR={engine} has no lib/engine.rb"
+    given = os.environ.get("SITE_REQUIRE_ALL_DIR", "").strip()
+    base = Path(given) if given else Path(engine).resolve().parent / "require_all"
+    for lib in (base / "lib", base):
+        if (lib / "require_all.rb").is_file():
+            return engine_lib, lib
+    return f"no require_all.rb in {base}/lib (set SITE_REQUIRE_ALL_DIR)"
+
+
+def revision(checkout: Path) -> str:
+    if (checkout / "REVISION").is_file():
+        return (checkout / "REVISION").read_text().strip()[:12]
+    done = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--short=12", "HEAD"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() if done.returncode == 0 else "unknown revision"
+
+
+def site_rows() -> None:
+    print(f"18xx.games site engine, {SITE_GAME.name} ({SITE_GAME}):")
+    paths = site_engine_paths()
+    if isinstance(paths, str):
+        print(f"  skipped: {paths}")
+        return
+    if not SITE_GAME.is_file():
+        print(f"  skipped: {SITE_GAME} is missing")
+        return
+    engine_lib, require_all_lib = paths
+    ruby = setting("SITE_RUBY", "ruby")
+    if shutil.which(ruby) is None:
+        print(f"  skipped: no {ruby} on PATH (apt-get install -y ruby)")
+        return
+    site_args = (str(SITE_GAME), str(SITE_RUNS))
+    meter = OthersMeter()
+    done = subprocess.run(
+        [ruby, "-I", str(engine_lib), "-I", str(require_all_lib), str(SITE_SCRIPT), *site_args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ENGINE_LOG_LEVEL": "4"},
+        timeout=600,
+    )
+    if done.returncode != 0:
+        print(f"  FAILED: {ruby} exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
+        return
+    site = json.loads(done.stdout.strip().splitlines()[-1])
+    site_others = meter.share()
+    site_seconds = statistics.median(site["load_seconds"])
+
+    game = load(SITE_GAME)
+    replays, folds, decides = [], [], []
+    meter = OthersMeter()
+    replay(game, InProcessTable(game))  # warming up, untimed, as on the site's side
+    for _ in range(SITE_RUNS):
+        table = InProcessTable(game)
+        start = time.perf_counter()
+        outcome = replay(game, table)
+        replays.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        fold(table.events)
+        folds.append(time.perf_counter() - start)
+        decides.append(decide_fold(batch.command for batch in table.batches))
+    our_others = meter.share()
+    ours, folded = statistics.median(replays), statistics.median(folds)
+    decided = statistics.median(decides)
+    agree = outcome.matches(game) and site["result"] == game.result
+    print(
+        f"  site: tobymao/18xx {revision(engine_lib.parent)}, ruby {site['ruby']}; "
+        f"Engine::Game.load of {site['actions']} actions: median {1000 * site_seconds:.0f} ms "
+        f"of {SITE_RUNS} ({', '.join(f'{1000 * s:.0f}' for s in site['load_seconds'])}); "
+        f"requiring the engine {site['require_seconds']:.1f} s, not counted"
+    )
+    print(
+        f"  (other processes took {100 * site_others:.0f}% of the machine while Ruby ran, "
+        f"{100 * our_others:.0f}% while ours did; each side: median of {SITE_RUNS} after one "
+        f"untimed)"
+    )
+    print(
+        f"  (a) our in-process replay (translate + decide + evolve, {outcome.actions} actions, "
+        f"{len(table.batches)} commands): {1000 * ours:.0f} ms / site {1000 * site_seconds:.0f} "
+        f"ms = {ours / site_seconds:.2f}   "
+        f"[decide+fold of those commands alone: {1000 * decided:.0f} ms = "
+        f"{decided / site_seconds:.2f}]"
+    )
+    print(
+        f"  (b) our fold of its {len(table.events)} events: {1000 * folded:.1f} ms / site "
+        f"{1000 * site_seconds:.0f} ms = {folded / site_seconds:.3f}"
+    )
+    print(
+        "  final net worths: "
+        + ("ours, the export's and the site engine's agree" if agree else "DIFFER")
+    )
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def load_levels(log: TextIO) -> list[Level]:
+    """The closed-loop levels, then the open loop, on one system started for them."""
+    levels: list[Level] = []
+    with System.on_free_ports(log=log) as system:
+        run_level(system, "warm-up", WARM_UP_GAMES, WARM_UP_SECONDS, seed=999_000)
+        for n, games in enumerate(LEVELS):
+            level = run_level(system, "closed", games, LEVEL_SECONDS, seed=1000 * (n + 1))
+            levels.append(level)
+            print(
+                f"  closed {games:>4} games: {level.rate:7.1f} cmd/s, "
+                f"errors {level.record.errors_text()}",
+                flush=True,
+            )
+        opened = run_level(system, "open", OPEN_GAMES, OPEN_SECONDS, seed=1_000_000, rate=OPEN_RATE)
+        print(f"  open   {OPEN_GAMES:>4} games: {opened.rate:7.1f} cmd/s", flush=True)
+        levels.append(opened)
+        if (dead := system.failed()) is not None:
+            raise RuntimeError(f"{dead.name} died with code {dead.process.returncode}")
+    return levels
+
+
+def main() -> None:
+    os.environ.setdefault("SHIKOKU_RATE_PER_SECOND", "0")
+    cores = len(os.sched_getaffinity(0))
+    print(machine())
+    print(
+        f"closed-loop levels {LEVELS} x {LEVEL_SECONDS:.0f} s; open loop {OPEN_GAMES} games x "
+        f"{OPEN_RATE:g} cmd/s for {OPEN_SECONDS:.0f} s; {SEATS}-player random-bot games; "
+        f"SHIKOKU_RATE_PER_SECOND={os.environ['SHIKOKU_RATE_PER_SECOND']}"
+    )
+    print()
+
+    pure = in_process()
+    print(
+        f"in-process, pure domain (one core): {pure.games} random games, {pure.commands} "
+        f"commands: decide+fold {pure.decide_rate:,.0f} commands/s (best of {DECIDE_PASSES} "
+        f"passes); the whole bot step (legal actions, routes, decide, fold) "
+        f"{pure.bot_rate:,.0f} commands/s; other processes took {100 * pure.others:.0f}% of "
+        f"the machine meanwhile"
+    )
+    site_rows()
+    print()
+
+    # The processes' output is kept aside, and shown only when one of them fails.
+    with tempfile.TemporaryFile("w+") as log:
+        try:
+            levels = load_levels(log)
+        except RuntimeError as error:
+            log.seek(0)
+            tail = "".join(log.readlines()[-40:])
+            raise SystemExit(f"{error}; the processes' last output:\n{tail}") from None
+    opened = levels[-1]
+    print()
+    print(f"latencies (closed: as fast as answered; open: offered {OPEN_RATE:g} cmd/s per game)")
+    print_latencies(levels)
+    print_open_lag(opened)
+    print()
+    print_cpu(levels, cores)
+    print()
+    print_rss(levels)
+    print()
+    best = max(levels, key=lambda level: level.rate)
+    print(
+        f"gateway / in-process: best {best.rate:.1f} cmd/s ({best.label}, {best.games} games) / "
+        f"decide+fold {pure.decide_rate:,.0f} cmd/s = {best.rate / pure.decide_rate:.3f} "
+        f"(/ whole in-process bot step {pure.bot_rate:,.0f} cmd/s = "
+        f"{best.rate / pure.bot_rate:.3f})"
+    )
+    if any(level.record.crash for level in levels):
+        raise SystemExit("a bot crashed")
+
+
+if __name__ == "__main__":
+    main()
