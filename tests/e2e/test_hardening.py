@@ -17,7 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from infra import deployment_token
 from infra.redis_server import free_port
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
-from shikoku.v1 import game_pb2
+from shikoku.v1 import game_pb2, lobby_pb2
 from shikoku_sdk.errors import ShikokuError
 from shikoku_sdk.random_player import choose, command_for
 from tests.e2e.api import PASS, Client, auth, expect_error, started_table
@@ -165,3 +165,27 @@ def test_the_route_engine_solves_a_graph_within_its_limits(
 ) -> None:
     solution = route_engine.Solve(routes_pb2.SolveRequest(graph=GRAPH), metadata=SECRET, timeout=10)
     assert solution.revenue == 40
+
+
+def test_a_lobby_call_redone_after_its_answer_was_lost_makes_nothing_twice(client: Client) -> None:
+    """The lobby died between a call's writes and keeping its answer (here: the kept answer is
+    deleted): the retry with the same request_id gets the same table and the same seat, and
+    copies of one JoinTable sent at once take one seat."""
+    create = lobby_pb2.CreateTableRequest(seat_count=3, request_id=str(uuid.uuid4()))
+    first = client.lobby.CreateTable(create)
+    client.redis.delete(f"lobby:request:{{CreateTable:{create.request_id}}}")
+    again = client.lobby.CreateTable(create)
+    assert (again.table.table_id, again.host_token) == (first.table.table_id, first.host_token)
+
+    table_id = first.table.table_id
+    join = lobby_pb2.JoinTableRequest(table_id=table_id, player_name="Ann", request_id="j-1")
+    joined = client.lobby.JoinTable(join)
+    client.redis.delete("lobby:request:{JoinTable:j-1}")
+    assert client.lobby.JoinTable(join).seat_token == joined.seat_token
+
+    burst = lobby_pb2.JoinTableRequest(table_id=table_id, player_name="Bo", request_id="j-2")
+    with ThreadPoolExecutor(8) as pool:
+        tokens = {answer.seat_token for answer in pool.map(client.lobby.JoinTable, [burst] * 8)}
+    assert len(tokens) == 1
+    seats = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id)).seats
+    assert [seat.player_name for seat in seats if seat.player_name] == ["Ann", "Bo"]

@@ -8,6 +8,7 @@ import pytest
 import redis.asyncio
 
 from infra.rejection import Kind, Rejected
+from services.lobby.shell.credentials import new_credential, new_id
 from services.lobby.shell.request_ids import RequestIds
 from shikoku.v1 import lobby_pb2
 
@@ -77,14 +78,32 @@ async def test_a_refused_request_is_not_remembered(redis_client: redis.asyncio.R
     assert (await once(ids, create(), creator, "")).host_token == "token 2"
 
 
-async def test_the_same_id_twice_at_once_creates_once(redis_client: redis.asyncio.Redis) -> None:
-    ids, creator = RequestIds(redis_client), Creator(pause=0.2)
-    results = await asyncio.gather(
-        *(once(ids, create(), creator, "") for _ in range(5)), return_exceptions=True
-    )
-    assert creator.calls == 1
-    answered = [r for r in results if isinstance(r, lobby_pb2.CreateTableResponse)]
-    busy = [r for r in results if isinstance(r, Rejected)]
-    assert len(answered) == 1 and all(r.reason == "REQUEST_IN_PROGRESS" for r in busy)
-    assert all(r.kind == Kind.ABORTED for r in busy)  # clients retry ABORTED
-    assert await once(ids, create(), creator, "") == answered[0]
+async def test_a_request_done_again_makes_the_same_ids_and_credentials(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """Inside a call sent with a request id, ids and credentials come from the request: doing
+    it again (its answer lost, say the process died before storing it) makes the same ones, so
+    the handler finds the table or seat it made the first time. Nothing is locked meanwhile."""
+    ids = RequestIds(redis_client, secret=b"the deployment's secret")
+    made: list[tuple[str, str]] = []
+
+    async def make() -> lobby_pb2.CreateTableResponse:
+        made.append((new_id("t-"), new_credential("t-x")))
+        return lobby_pb2.CreateTableResponse(host_token=made[-1][1])
+
+    async def ask(request_id: str, caller: str = "") -> lobby_pb2.CreateTableResponse:
+        request = create(request_id=request_id)
+        return await ids.once("CreateTable", request, caller, lobby_pb2.CreateTableResponse, make)
+
+    first = await ask("r-1")
+    await redis_client.delete("lobby:request:{CreateTable:r-1}")  # the answer was never kept
+    assert await ask("r-1") == first and made[0] == made[1]
+    await ask("r-2")
+    assert made[2] != made[0]  # another request, other ids
+    await ask("r-3", caller="someone~else")
+    assert made[3] not in made[:3]
+    # Concurrent copies of one request all get an answer (the handlers make them one table).
+    copies = await asyncio.gather(*(ask("r-4") for _ in range(5)))
+    assert len({copy.host_token for copy in copies}) == 1
+    done_again = made[4:]  # each copy that did not find the answer kept did the call again
+    assert done_again and all(copy == done_again[0] for copy in done_again)

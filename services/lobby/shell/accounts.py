@@ -7,11 +7,11 @@ import secrets
 import time
 from typing import Protocol
 
-from infra.eventstore import EventStore, NewEvent
+from infra.eventstore import EventStore, NewEvent, VersionConflict
 from infra.rejection import Kind, Rejected
 from services.lobby.domain import players, tables
 from services.lobby.domain.access import Caller
-from services.lobby.shell.credentials import credential_hash, new_credential, table_of
+from services.lobby.shell.credentials import credential_hash, new_credential, new_id, table_of
 
 SCHEMA = 1
 PLAYER_PREFIX = "p-"
@@ -26,12 +26,19 @@ class PlayerRepository:
         self._store = store
 
     async def register(self, display_name: str, role: str) -> tuple[players.Player, str]:
-        player_id = f"{PLAYER_PREFIX}{secrets.token_hex(6)}"
+        player_id = new_id(PLAYER_PREFIX)
         credential = new_credential(player_id)
         events = players.register(
             player_id, display_name, role, credential_hash(credential), now_ms()
         )
-        await self._store.append(player_id, 0, [NewEvent(k, SCHEMA, d) for k, d in events])
+        try:
+            await self._store.append(player_id, 0, [NewEvent(k, SCHEMA, d) for k, d in events])
+        except VersionConflict:
+            # The same request again (its id and credential derived from it): the same player.
+            _version, known = await self.load(player_id)
+            if known.credential_hash != credential_hash(credential):
+                raise
+            return known, credential
         return players.fold(events), credential
 
     async def load(self, player_id: str) -> tuple[int, players.Player]:

@@ -2,28 +2,36 @@
 tournaments, rounds): a request sent again with its `request_id` gets the first answer back
 instead of creating a second table or seat.
 
-The answer is kept in Redis for a while, credentials in it included (a retry that lost the
-first reply needs its token), so it is kept only as long as retries come: RETAIN_SECONDS. It
-is bound to the caller and the request: the same id with another request or from another
-caller is refused, and never reveals the first answer.
+Every id and credential the call makes is drawn from a key derived from the request
+(`credentials.derived_from`), so doing the call again makes the same table, seat or player,
+which the handlers recognise: a call interrupted anywhere (the process killed, Redis gone
+between its writes) is simply done again by its retry, and concurrent copies of one request end
+with one table or seat. Nothing is locked, so nothing is left locked after a crash.
+
+The request's fingerprint is kept under its id before the call, so the same id with another
+request (or from another caller) is refused and never sees the first answer; the answer is kept
+with it afterwards for RETAIN_SECONDS (credentials in it included: a retry that lost the first
+reply needs its token), a shortcut for retries that come while it is kept.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, cast
 
 from google.protobuf.message import Message
 from redis.asyncio import Redis
 
+from infra.deployment_token import deployment_token
 from infra.grpc_types import Context
 from infra.metadata import optional_bearer_token
 from infra.rejection import Kind, Rejected
+from services.lobby.shell.credentials import derived_from
 
 RETAIN_SECONDS = 15 * 60
-# A request being worked on holds its id this long at most (its handler's deadline is 10 s).
-WORKING_SECONDS = 30
 MAX_REQUEST_ID = 64
 
 Reply = TypeVar("Reply", bound=Message)
@@ -43,8 +51,11 @@ def _fingerprint(method: str, request: HasRequestId, caller: str) -> bytes:
 
 
 class RequestIds:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, secret: bytes | None = None) -> None:
+        """`secret` keys the derivation of ids and credentials: the deployment's token, so that
+        every lobby replica derives the same ones (a random key for a process on its own)."""
         self._redis = redis
+        self._secret = secret or deployment_token().encode() or secrets.token_bytes(32)
 
     async def once(
         self,
@@ -70,24 +81,16 @@ class RequestIds:
         key = f"lobby:request:{{{method}:{request_id}}}"
         if (answered := await self._answer(key, fingerprint, reply_type)) is not None:
             return answered
-        if not await self._redis.set(f"{key}:working", 1, nx=True, ex=WORKING_SECONDS):
-            raise Rejected(
-                "REQUEST_IN_PROGRESS",
-                "this request_id is being worked on; retry shortly",
-                Kind.ABORTED,
-                {"field": "request_id"},
-            )
-        try:
-            # Answered between our first look and taking the id?
-            if (answered := await self._answer(key, fingerprint, reply_type)) is not None:
-                return answered
+        # Claim the id for this request (or find it claimed for this same request).
+        claimed = await self._redis.set(key, fingerprint + b"\n", nx=True, ex=RETAIN_SECONDS)
+        if not claimed and (answered := await self._answer(key, fingerprint, reply_type)):
+            return answered
+        with derived_from(hmac.new(self._secret, fingerprint, hashlib.sha256).digest()):
             reply = await perform()
-            await self._redis.set(
-                key, fingerprint + b"\n" + reply.SerializeToString(), ex=RETAIN_SECONDS
-            )
-            return reply
-        finally:
-            await self._redis.delete(f"{key}:working")
+        await self._redis.set(
+            key, fingerprint + b"\n" + reply.SerializeToString(), ex=RETAIN_SECONDS
+        )
+        return reply
 
     async def _answer(self, key: str, fingerprint: bytes, reply_type: type[Reply]) -> Reply | None:
         stored = cast(bytes | None, await self._redis.get(key))
@@ -101,7 +104,7 @@ class RequestIds:
                 Kind.INVALID_ARGUMENT,
                 {"field": "request_id"},
             )
-        return reply_type.FromString(answer)
+        return reply_type.FromString(answer) if answer else None
 
 
 def with_request_id(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import socket
 import time
 from collections.abc import Awaitable, Iterable
@@ -37,7 +36,7 @@ from services.lobby.domain.access import (
 )
 from services.lobby.domain.clocks import clocks
 from services.lobby.shell.accounts import PlayerRepository, identify
-from services.lobby.shell.credentials import credential_hash, new_credential
+from services.lobby.shell.credentials import credential_hash, new_credential, new_id
 from services.lobby.shell.keepers import (
     KEEPERS_LEASE,
     ClockKeeper,
@@ -126,7 +125,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def CreateTable(
         self, request: lobby_pb2.CreateTableRequest, context: Context
     ) -> lobby_pb2.CreateTableResponse:
-        table_id = f"t-{secrets.token_hex(6)}"
+        table_id = new_id("t-")
         host_credential = new_credential(table_id)
         host = (await self._caller(context)).player if _has_credential(context) else None
         events = tables.create(
@@ -142,7 +141,13 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             clock=clock_settings(request.options),
             spectating=spectating(request.options),
         )
-        table = await self._tables.append(table_id, 0, events)
+        try:
+            table = await self._tables.append(table_id, 0, events)
+        except VersionConflict:
+            # The same request again (its id and credential derived from it): the same table.
+            _version, table = await self._tables.load(table_id)
+            if table.host_credential_hash != credential_hash(host_credential):
+                raise
         await self._tables.index(table_id)
         return lobby_pb2.CreateTableResponse(
             table=table_to_proto(table), host_token=host_credential
@@ -223,6 +228,11 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         name = request.player_name or (player.display_name if player else "")
         for _attempt in range(MAX_ATTEMPTS):
             version, table = await self._tables.load(request.table_id)
+            if (seated := table.seat_of(credential_hash(seat_credential))) is not None:
+                # The same request again (its credential derived from it): the same seat.
+                return lobby_pb2.JoinTableResponse(
+                    table=table_to_proto(table), seat=seated.number, seat_token=seat_credential
+                )
             events = tables.join(
                 table,
                 name,
@@ -285,6 +295,11 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         assert caller.table is not None
         _player_version, player = await self._players.load(request.player_id)
         seat_credential = new_credential(request.table_id)
+        if (seated := caller.table.seat_of(credential_hash(seat_credential))) is not None:
+            # The same request again (its credential derived from it): already replaced.
+            return lobby_pb2.JoinTableResponse(
+                table=table_to_proto(caller.table), seat=seated.number, seat_token=seat_credential
+            )
         events = tables.replace(
             caller.table,
             request.seat,

@@ -19,7 +19,7 @@ from services.lobby.domain.clocks import ClockSettings
 from services.lobby.domain.standings import standings_csv, standings_json
 from services.lobby.domain.tables import Spectating
 from services.lobby.shell.accounts import PlayerRepository
-from services.lobby.shell.credentials import credential_hash, new_credential
+from services.lobby.shell.credentials import credential_hash, new_credential, new_id
 from services.lobby.shell.repository import TableRepository
 from shikoku.v1 import lobby_pb2
 
@@ -168,7 +168,7 @@ class Tournaments:
         for player_id in request.player_ids:
             _version, player = await self._players.load(player_id)
             entrants.append(tournament.Player(player.player_id, player.display_name))
-        tournament_id = f"tn-{secrets.token_hex(6)}"
+        tournament_id = new_id("tn-")
         events = tournament.create(
             tournament_id,
             request.name,
@@ -199,7 +199,7 @@ class Tournaments:
         current = found.current_round
         assert current is not None
         for players in current.seating:
-            table_id = f"t-{secrets.token_hex(6)}"
+            table_id = new_id("t-")
             events = tables.create(
                 table_id,
                 len(players),
