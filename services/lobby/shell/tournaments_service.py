@@ -11,7 +11,7 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from infra.eventstore import EventStore, NewEvent
+from infra.eventstore import EventStore, NewEvent, VersionConflict
 from infra.rejection import Kind, Rejected
 from services.lobby.domain import tables, tournament
 from services.lobby.domain.access import Caller, require_registered_host, require_tournament_host
@@ -179,7 +179,11 @@ class Tournaments:
             seed_order=tuple(request.seed_order),
         )
         await self._repo.keep_options(tournament_id, request.table_options)
-        created = await self._repo.append(tournament_id, 0, events)
+        try:
+            created = await self._repo.append(tournament_id, 0, events)
+        except VersionConflict:
+            # The same request again (its id derived from it): the same tournament.
+            _version, created = await self._repo.load(tournament_id)
         await self._repo.activate(tournament_id)
         return created
 
