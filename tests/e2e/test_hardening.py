@@ -189,3 +189,17 @@ def test_a_lobby_call_redone_after_its_answer_was_lost_makes_nothing_twice(clien
     assert len(tokens) == 1
     seats = client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id)).seats
     assert [seat.player_name for seat in seats if seat.player_name] == ["Ann", "Bo"]
+
+
+def test_a_second_process_on_a_taken_port_refuses_to_start(redis_url: str) -> None:
+    """Two servers on one port would share its connections without a word (SO_REUSEPORT):
+    the second one exits with one line saying why."""
+    first, address = alone(redis_url, "routes", "services.routes.shell.server")
+    try:
+        env = {**first.env, "SHIKOKU_ROUTES_ADDR": address}
+        log = io.StringIO()
+        second = ServiceProcess("routes", "services.routes.shell.server", env, log=log)
+        assert second.process.wait(timeout=30) != 0
+        assert f"routes: cannot listen on {address}" in log.getvalue()
+    finally:
+        first.stop()
