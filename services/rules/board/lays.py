@@ -3,7 +3,9 @@
 `check_lay` is the one place that decides whether a lay is legal. `each_legal_lay` offers it
 every (hex, tile, rotation) that keeps what is on the hex (`upgrades.fits`) and yields those it
 accepts; a lay that keeps nothing is refused by `check_lay` anyway, so the list and the check
-always agree. `legal_lays` sorts them all; `has_legal_lay` stops at the first.
+always agree. It passes over a hex where the check's own tests of the hex alone (a private's
+icon, the terrain cost, the corporation's trails) refuse every lay. `legal_lays` lists them
+all; `has_legal_lay` stops at the first.
 """
 
 from __future__ import annotations
@@ -56,8 +58,7 @@ def check_lay(
 
 def legal_lays(position: Position, situation: Situation, actor: Actor) -> tuple[LayOption, ...]:
     """Every legal lay and upgrade for the actor, sorted by hex, tile and rotation."""
-    found = each_legal_lay(position, situation, actor)
-    return tuple(sorted(found, key=lambda o: (o.hex, _tile_order(o.tile), o.rotation)))
+    return tuple(each_legal_lay(position, situation, actor))
 
 
 def has_legal_lay(position: Position, situation: Situation, actor: Actor) -> bool:
@@ -66,23 +67,21 @@ def has_legal_lay(position: Position, situation: Situation, actor: Actor) -> boo
 
 
 def each_legal_lay(position: Position, situation: Situation, actor: Actor) -> Iterator[LayOption]:
-    """The legal lays and upgrades for the actor, in no particular order, found one at a time:
-    each is a (hex, tile, rotation) that keeps what is on the hex (`upgrades.fits`) and that
-    `check_lay`'s own check accepts."""
+    """The legal lays and upgrades for the actor, found one at a time, by hex, tile
+    (`upgrades.tile_order`) and rotation: each (hex, tile, rotation) that keeps what is on the
+    hex (`upgrades.fits`) and that `check_lay`'s own check accepts."""
     builder = _Builder.of(position, situation, actor)
     if isinstance(builder, Rejection):
         return
     hexes = builder.ability.hexes if builder.ability else position.title.hexes
     for hex_ in sorted(hexes):
         old, rotation = position.content(hex_)
+        if not builder.may_build_on(hex_, old):
+            continue
         for how in fits(position.title, old, rotation):
             result = builder.check(Lay(hex_, how.tile.name, how.rotation))
             if isinstance(result, LayOption):
                 yield result
-
-
-def _tile_order(name: str) -> tuple[int, str]:
-    return (int(name), "") if name.isdigit() else (0, name)
 
 
 class _Builder:
@@ -105,7 +104,7 @@ class _Builder:
         self.ability = ability
         self.title = position.title
         self.open_edges = layout_of(position.title).open_edges
-        self._entry_masks: dict[str, int] = {}
+        self._meeting: dict[str, tuple[int, frozenset[int]]] = {}
 
     @classmethod
     def of(cls, position: Position, situation: Situation, actor: Actor) -> _Builder | Rejection:
@@ -237,32 +236,58 @@ class _Builder:
                     return True
         return False
 
+    def may_build_on(self, hex_: str, old: Tile) -> bool:
+        """False when `check` refuses every lay on the hex for what the hex alone decides: the
+        icon of a private company held by a player, a terrain cost above the cash at hand, or
+        no trail of the corporation meeting the hex."""
+        private = self.title.hexes[hex_].private
+        if private is not None and self._restricted(private):
+            return False
+        return self._cost(old) <= self.actor.cash and self._may_connect(hex_)
+
     def _connected(self, hex_: str, how: Fit) -> bool:
-        if self.ability is not None and not self.ability.needs_connection:
+        if not self._needs_connection(hex_):
             return True
         if self.corporation is None:
             return False
-        if hex_ == self.corporation.home:
-            return True
         corporation = self.corporation.id
-        if how.new_track_edges & self._entries(hex_, corporation):
+        entries, stops = self._trails_meeting(hex_, corporation)
+        if how.new_track_edges & entries:
             return True
-        reach = reach_of(self.position, corporation)
         if any(
-            self._passable_after(hex_, index, how, corporation) and reach.reaches((hex_, index))
+            index in stops and self._passable_after(hex_, index, how, corporation)
             for index in how.new_track_stops
         ):
             return True
-        return any(reach.reaches((hex_, index)) for index in how.richer_cities)
+        return any(index in stops for index in how.richer_cities)
 
-    def _entries(self, hex_: str, corporation: str) -> int:
-        """The edges of the hex where a trail of the corporation arrives, as a bit mask."""
-        mask = self._entry_masks.get(hex_)
-        if mask is None:
+    def _may_connect(self, hex_: str) -> bool:
+        """Whether `_connected` can hold for some lay on the hex: a trail must meet it."""
+        if not self._needs_connection(hex_):
+            return True
+        if self.corporation is None:
+            return False
+        entries, stops = self._trails_meeting(hex_, self.corporation.id)
+        return bool(entries or stops)
+
+    def _needs_connection(self, hex_: str) -> bool:
+        if self.ability is not None and not self.ability.needs_connection:
+            return False
+        return self.corporation is None or hex_ != self.corporation.home
+
+    def _trails_meeting(self, hex_: str, corporation: str) -> tuple[int, frozenset[int]]:
+        """Where trails of the corporation meet the hex: the edges where one arrives (a bit
+        mask), and the stops (by index on the tile there now) one reaches."""
+        found = self._meeting.get(hex_)
+        if found is None:
             reach = reach_of(self.position, corporation)
-            mask = sum(1 << edge for edge in range(6) if reach.enters(hex_, edge))
-            self._entry_masks[hex_] = mask
-        return mask
+            stops = self.position.content(hex_)[0].stops
+            found = (
+                sum(1 << edge for edge in range(6) if reach.enters(hex_, edge)),
+                frozenset(i for i in range(len(stops)) if reach.reaches((hex_, i))),
+            )
+            self._meeting[hex_] = found
+        return found
 
     def _passable_after(self, hex_: str, index: int, how: Fit, corporation: str) -> bool:
         """Whether a trail may go on through this stop of the hex once the new tile is down:

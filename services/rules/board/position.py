@@ -13,7 +13,7 @@ from typing import TypeVar, cast
 
 from services.rules.board.errors import Reason, Rejected, Rejection
 from services.rules.board.title import StopKind, Tile, Title
-from services.rules.board.upgrades import Fit, fit
+from services.rules.board.upgrades import Fit, find_fit
 
 #: A city on the board: its hex and its index among the stops of the hex's tile.
 CityRef = tuple[str, int]
@@ -37,6 +37,10 @@ class Position:
     #: Tiles left in the supply, by tile name.
     supply: Mapping[str, int]
     _derived: dict[object, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    #: What `track_derived` made, shared with the positions that differ only in tokens.
+    _track_derived: dict[object, object] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -71,6 +75,13 @@ class Position:
             self._derived[make] = make(self)
         return cast(_T, self._derived[make])
 
+    def track_derived(self, make: Callable[[Position], _T]) -> _T:
+        """`make(self)` for what depends only on the title and the tiles on the map, computed
+        once for this position and those that station tokens make of it."""
+        if make not in self._track_derived:
+            self._track_derived[make] = make(self)
+        return cast(_T, self._track_derived[make])
+
 
 def initial_position(title: Title, *, beginner: bool = False) -> Position:
     supply = dict(title.counts)
@@ -84,9 +95,33 @@ def reject(reason: Reason, message: str, **details: str) -> Rejection:
     return Rejection(reason, message, details)
 
 
+_SUCCESSOR = "successor"
+
+
+def _successor(
+    position: Position, change: tuple[object, ...], make: Callable[[], Position]
+) -> Position:
+    """`make()`, the position after `change`; the same object when the same change is applied
+    to this position again (decide folds its events, then whoever appends them folds them
+    again), so what is derived from it (track, reach) is derived once. Only the last change
+    is remembered."""
+    last = cast(tuple[tuple[object, ...], Position] | None, position._derived.get(_SUCCESSOR))
+    if last is not None and last[0] == change:
+        return last[1]
+    after = make()
+    position._derived[_SUCCESSOR] = (change, after)
+    return after
+
+
 def apply_lay(position: Position, hex_: str, tile: str, rotation: int) -> Position:
     """Lay or upgrade: the tile leaves the supply, the replaced one returns to it (unless it
     was printed on the map), station tokens stay on their cities."""
+    return _successor(
+        position, ("lay", hex_, tile, rotation), lambda: _lay(position, hex_, tile, rotation)
+    )
+
+
+def _lay(position: Position, hex_: str, tile: str, rotation: int) -> Position:
     title = position.title
     if hex_ not in title.hexes:
         raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{hex_} is not on the map", hex=hex_))
@@ -98,7 +133,7 @@ def apply_lay(position: Position, hex_: str, tile: str, rotation: int) -> Positi
             reject(Reason.TILE_NOT_IN_SUPPLY, f"no tile {tile} is left in the supply", tile=tile)
         )
     old, old_rotation = position.content(hex_)
-    how = fit(title, old, old_rotation, new, rotation % 6)
+    how = find_fit(title, old, old_rotation, new, rotation % 6)
     if not isinstance(how, Fit):
         raise Rejected(
             reject(how, f"tile {tile} cannot replace what is on {hex_}", hex=hex_, tile=tile)
@@ -141,6 +176,16 @@ def apply_token(
     position: Position, corporation: str, hex_: str, city: int = 0, spot: int | None = None
 ) -> Position:
     """Place a station token on a city's spot (the first open one unless `spot` is given)."""
+    return _successor(
+        position,
+        ("token", corporation, hex_, city, spot),
+        lambda: _token(position, corporation, hex_, city, spot),
+    )
+
+
+def _token(
+    position: Position, corporation: str, hex_: str, city: int, spot: int | None
+) -> Position:
     title = position.title
     if hex_ not in title.hexes:
         raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{hex_} is not on the map", hex=hex_))
@@ -167,4 +212,6 @@ def apply_token(
     held[spot] = corporation
     tokens = dict(position.tokens)
     tokens[(hex_, city)] = tuple(held)
-    return Position(title=title, tiles=position.tiles, tokens=tokens, supply=position.supply)
+    after = Position(title=title, tiles=position.tiles, tokens=tokens, supply=position.supply)
+    object.__setattr__(after, "_track_derived", position._track_derived)  # the same track
+    return after

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from services.rules.board.connectivity import reach_of
 from services.rules.board.context import Actor
 from services.rules.board.errors import Reason, Rejection
-from services.rules.board.position import Position
-from services.rules.board.title import StopKind
+from services.rules.board.position import CityRef, Position
+from services.rules.board.title import Corporation, StopKind
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -49,7 +49,8 @@ def check_token(
             f" (rulebook 7.4)",
             details,
         )
-    if len(placed) >= len(corporation.token_costs):
+    cost = _next_cost(corporation, placed)
+    if cost is None:
         return Rejection(
             Reason.TOKEN_LIMIT,
             f"{hex_}: {corporation.id} has no station token left"
@@ -88,7 +89,6 @@ def check_token(
             f"{hex_}: {corporation.id}'s track does not reach this city (rulebook 8.4, 4.2)",
             details,
         )
-    cost = corporation.token_costs[len(placed)]
     if cost > actor.cash:
         return Rejection(
             Reason.TOKEN_COST_UNAFFORDABLE,
@@ -104,9 +104,23 @@ def legal_tokens(position: Position, actor: Actor) -> tuple[TokenOption, ...]:
 
 def each_legal_token(position: Position, actor: Actor) -> Iterator[TokenOption]:
     """The legal placements in hex order, found one at a time (`check_token` decides each)."""
+    corporation = position.title.corporations.get(actor.corporation or "")
+    if corporation is None:
+        return
+    # No token left, or none affordable: `check_token` would refuse every city.
+    cost = _next_cost(corporation, position.token_cities(corporation.id))
+    if cost is None or cost > actor.cash:
+        return
     for hex_ in sorted(position.title.hexes):
         tile, _ = position.content(hex_)
         for city in tile.city_indices():
             result = check_token(position, actor, hex_, city)
             if isinstance(result, TokenOption):
                 yield result
+
+
+def _next_cost(corporation: Corporation, placed: tuple[CityRef, ...]) -> int | None:
+    """What the corporation's next station token costs; None when it has none left."""
+    if len(placed) >= len(corporation.token_costs):
+        return None
+    return corporation.token_costs[len(placed)]

@@ -2,17 +2,18 @@
 
 Nodes are the hex sides (numbered as in the layout) and then the stops (cities, towns,
 off-boards) of every hex. Each path drawn on a hex joins two nodes. Connectivity, token and
-route-graph code all read this one structure, built once per position.
+route-graph code all read this one structure, built once per track (tokens do not change it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 
 from services.rules.board.layout import Layout, layout_of
 from services.rules.board.position import Position
-from services.rules.board.title import STOP, Stop, TrackPath, is_edge
+from services.rules.board.title import STOP, Stop, Tile, Title, TrackPath, is_edge
 
 #: A stop on the board: its hex and its index among the stops of the hex's tile.
 StopRef = tuple[str, int]
@@ -47,30 +48,30 @@ class Network:
 
 
 def network_of(position: Position) -> Network:
-    return position.derived(_build)
+    return position.track_derived(_build)
 
 
 def _build(position: Position) -> Network:
     layout = layout_of(position.title)
     sides = len(layout.side_names)
+    parts = _parts_of(position.title)
     stop_refs: list[StopRef] = []
     stops: list[Stop] = []
     path_hexes: list[str] = []
     path_drawn: list[TrackPath] = []
     path_nodes: list[tuple[int, int]] = []
-    for hex_ in sorted(position.title.hexes):
+    for hex_ in parts.hexes:
         tile, rotation = position.content(hex_)
         first_stop = sides + len(stop_refs)
-        stop_refs.extend((hex_, i) for i in range(len(tile.stops)))
+        key = (hex_, tile.name, tile.printed, rotation, first_stop)
+        part = parts.known.get(key)
+        if part is None:
+            part = parts.known[key] = _hex_part(layout, hex_, tile, rotation, first_stop)
+        stop_refs.extend(part.stop_refs)
         stops.extend(tile.stops)
-        for path in tile.paths_at(rotation):
-            a, b = (
-                layout.side_ids[(hex_, end)] if is_edge(end) else first_stop + end - STOP
-                for end in path
-            )
-            path_hexes.append(hex_)
-            path_drawn.append(path)
-            path_nodes.append((a, b))
+        path_hexes.extend(part.path_hexes)
+        path_drawn.extend(part.path_drawn)
+        path_nodes.extend(part.path_nodes)
     incidence: list[list[tuple[int, int]]] = [[] for _ in range(sides + len(stop_refs))]
     for index, (a, b) in enumerate(path_nodes):
         incidence[a].append((index, 0))
@@ -85,3 +86,44 @@ def _build(position: Position) -> Network:
         path_nodes=tuple(path_nodes),
         incidence=tuple(tuple(links) for links in incidence),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _HexPart:
+    """One hex's share of a network: its stops, and its paths with their nodes."""
+
+    stop_refs: tuple[StopRef, ...]
+    path_hexes: tuple[str, ...]
+    path_drawn: tuple[TrackPath, ...]
+    path_nodes: tuple[tuple[int, int], ...]
+
+
+@dataclass(eq=False)
+class _Parts:
+    """Per title: its hexes in order, and each hex's part by what is on it and where its stops
+    are numbered from (the same in every position of a game: tiles keep the hex's stops)."""
+
+    hexes: tuple[str, ...]
+    known: dict[tuple[str, str, bool, int, int], _HexPart] = field(default_factory=dict)
+
+
+@cache
+def _parts_of(title: Title) -> _Parts:
+    return _Parts(tuple(sorted(title.hexes)))
+
+
+def _hex_part(layout: Layout, hex_: str, tile: Tile, rotation: int, first_stop: int) -> _HexPart:
+    paths = tile.paths_at(rotation)
+    return _HexPart(
+        stop_refs=tuple((hex_, i) for i in range(len(tile.stops))),
+        path_hexes=(hex_,) * len(paths),
+        path_drawn=paths,
+        path_nodes=tuple(
+            (_node(layout, hex_, a, first_stop), _node(layout, hex_, b, first_stop))
+            for a, b in paths
+        ),
+    )
+
+
+def _node(layout: Layout, hex_: str, end: int, first_stop: int) -> int:
+    return layout.side_ids[(hex_, end)] if is_edge(end) else first_stop + end - STOP

@@ -65,8 +65,14 @@ def fit(title: Title, old: Tile, old_rotation: int, new: Tile, new_rotation: int
 
 
 def fits(title: Title, old: Tile, old_rotation: int) -> tuple[Fit, ...]:
-    """Every tile of the title (whatever the supply) and rotation that may replace `old`."""
+    """Every tile of the title (whatever the supply) and rotation that may replace `old`, in
+    the order of `tile_order` then rotation."""
     return _cache(title).fits(old, old_rotation)
+
+
+def tile_order(name: str) -> tuple[int, str]:
+    """Tiles by number (named tiles first), as lists of lays show them."""
+    return (int(name), "") if name.isdigit() else (0, name)
 
 
 def find_fit(
@@ -114,9 +120,20 @@ def _renumber(path: TrackPath, stop_map: tuple[int, ...]) -> TrackPath:
 class _Fits:
     title: Title
     known: dict[tuple[bool, str, int], dict[tuple[str, int], Fit]] = field(default_factory=dict)
+    ordered: dict[tuple[bool, str, int], tuple[Fit, ...]] = field(default_factory=dict)
 
     def fits(self, old: Tile, old_rotation: int) -> tuple[Fit, ...]:
-        return tuple(self.index(old, old_rotation).values())
+        key = (old.printed, old.name, old_rotation)
+        found = self.ordered.get(key)
+        if found is None:
+            found = tuple(
+                sorted(
+                    self.index(old, old_rotation).values(),
+                    key=lambda how: (tile_order(how.tile.name), how.rotation),
+                )
+            )
+            self.ordered[key] = found
+        return found
 
     def index(self, old: Tile, old_rotation: int) -> dict[tuple[str, int], Fit]:
         key = (old.printed, old.name, old_rotation)

@@ -8,6 +8,9 @@ each round module saying what comes next. `evolve` only bookkeeps.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
+
 from infra.rejection import Kind, Rejected
 from services.rules.domain import abilities, auction, operating_round, setup, stock_round
 from services.rules.domain.commands import (
@@ -19,7 +22,7 @@ from services.rules.domain.commands import (
     Undo,
 )
 from services.rules.domain.events import BankBroken, Event
-from services.rules.domain.evolve import evolve
+from services.rules.domain.evolve import Evolved, evolve
 from services.rules.domain.game_end import game_ended
 from services.rules.domain.legal import LegalAction, PassOption
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
@@ -83,6 +86,7 @@ def _check_seat(state: GameState, command: PlayerCommand) -> None:
 
 def with_consequences(state: GameState, events: list[Event]) -> list[Event]:
     """`events`, then every event that follows from them without a choice."""
+    before = state
     events = list(events)
     for event in events:
         state = evolve(state, event)
@@ -90,7 +94,7 @@ def with_consequences(state: GameState, events: list[Event]) -> list[Event]:
         for event in batch:
             events.append(event)
             state = evolve(state, event)
-    return events
+    return Evolved(events, before, state)
 
 
 def _only_pass(state: GameState) -> list[Event]:
@@ -98,7 +102,8 @@ def _only_pass(state: GameState) -> list[Event]:
     kept waiting (and the site's engine, whose logs we replay, does the same)."""
     if state.result is not None:
         return []
-    options = _in_turn(state)
+    # The first two options tell: the lays, tokens and shares beyond them are never looked at.
+    options = list(islice(_each_in_turn(state), 2))
     if len(options) == 1 and isinstance(options[0], PassOption):
         return _decide_in_round(state, Pass(options[0].seat))
     return []
@@ -127,15 +132,16 @@ def legal_actions(state: GameState) -> list[LegalAction]:
     may come from any seat)."""
     if state.result is not None:
         return []
-    return _in_turn(state) + abilities.options(state)
+    return [*_each_in_turn(state), *abilities.options(state)]
 
 
-def _in_turn(state: GameState) -> list[LegalAction]:
+def _each_in_turn(state: GameState) -> Iterator[LegalAction]:
+    """What the acting player may do, in the order listed, found one at a time."""
     match state.round:
         case PrivateAuction() as current:
-            return auction.legal_actions(state, current)
+            return iter(auction.legal_actions(state, current))
         case StockRound() as current:
-            return stock_round.legal_actions(state, current)
+            return stock_round.each_legal_action(state, current)
         case OperatingRound() as current:
-            return operating_round.legal_actions(state, current)
-    return []
+            return operating_round.each_legal_action(state, current)
+    return iter(())

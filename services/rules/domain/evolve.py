@@ -3,7 +3,6 @@ in decide(); this only bookkeeps (cash moves, ownership, whose turn)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from functools import reduce
 from types import MappingProxyType
@@ -18,8 +17,10 @@ from services.rules.domain.state import (
     OperatingRound,
     Player,
     PrivateAuction,
+    Round,
     Step,
     StockRound,
+    replace,
 )
 from services.rules.domain.title import UNLIMITED, load_title
 
@@ -31,17 +32,54 @@ def evolve(state: GameState, event: ev.Event) -> GameState:
 
 
 def fold(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:
+    if isinstance(events, Evolved) and (known := events.state_after(state)) is not None:
+        return known
     return reduce(evolve, events, state or GameState())
 
 
+class Evolved(list[ev.Event]):
+    """Events that were folded onto `before` already (decide works out what follows from its
+    events by folding them), with the state they led to: the state their writer folds them
+    onto next is the same, and folding them again would give the same state."""
+
+    __slots__ = ("_after", "_before", "_folded")
+
+    def __init__(self, events: list[ev.Event], before: GameState, after: GameState) -> None:
+        super().__init__(events)
+        self._before = before
+        self._after = after
+        self._folded = tuple(events)
+
+    def state_after(self, state: GameState | None) -> GameState | None:
+        """The state these events lead to from `state`, if known: from `before` itself and
+        with the list unchanged since."""
+        unchanged = len(self) == len(self._folded) and all(
+            event is folded for event, folded in zip(self, self._folded, strict=True)
+        )
+        return self._after if state is self._before and unchanged else None
+
+
+# A GameState has many fields to copy: the busiest handlers build each new one in one step,
+# from the players and corporations these return.
+
+
+def _players(state: GameState, seat: int, change: Callable[[Player], Player]) -> tuple[Player, ...]:
+    return tuple(change(p) if p.seat == seat else p for p in state.players)
+
+
+def _corporations(
+    state: GameState, corporation_id: str, change: Callable[[Corporation], Corporation]
+) -> tuple[Corporation, ...]:
+    return tuple(change(c) if c.id == corporation_id else c for c in state.corporations)
+
+
 def _update_player(state: GameState, seat: int, change: Callable[[Player], Player]) -> GameState:
-    players = tuple(change(p) if p.seat == seat else p for p in state.players)
-    return dataclasses.replace(state, players=players)
+    return replace(state, players=_players(state, seat, change))
 
 
 def _pay_bank(state: GameState, seat: int, amount: int) -> GameState:
-    state = _update_player(state, seat, lambda p: dataclasses.replace(p, cash=p.cash - amount))
-    return dataclasses.replace(state, bank=state.bank + amount)
+    players = _players(state, seat, lambda p: replace(p, cash=p.cash - amount))
+    return replace(state, players=players, bank=state.bank + amount)
 
 
 def _auction(state: GameState) -> PrivateAuction:
@@ -70,16 +108,14 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
 
 def _player_order_drawn(state: GameState, event: ev.PlayerOrderDrawn) -> GameState:
     by_seat = {p.seat: p for p in state.players}
-    return dataclasses.replace(
+    return replace(
         state, players=tuple(by_seat[seat] for seat in event.order), priority=event.order[0]
     )
 
 
 def _starting_capital_dealt(state: GameState, event: ev.StartingCapitalDealt) -> GameState:
-    players = tuple(dataclasses.replace(p, cash=p.cash + event.amount) for p in state.players)
-    return dataclasses.replace(
-        state, players=players, bank=state.bank - event.amount * len(players)
-    )
+    players = tuple(replace(p, cash=p.cash + event.amount) for p in state.players)
+    return replace(state, players=players, bank=state.bank - event.amount * len(players))
 
 
 def _private_auction_started(state: GameState, event: ev.PrivateAuctionStarted) -> GameState:
@@ -89,7 +125,7 @@ def _private_auction_started(state: GameState, event: ev.PrivateAuctionStarted) 
         bids=MappingProxyType({}),
         turn=state.index_of(state.priority),
     )
-    return dataclasses.replace(state, round=auction)
+    return replace(state, round=auction)
 
 
 def _privates_dealt(state: GameState, event: ev.PrivatesDealt) -> GameState:
@@ -100,32 +136,28 @@ def _privates_dealt(state: GameState, event: ev.PrivatesDealt) -> GameState:
 
 def _give_private(state: GameState, seat: int, company: str, price: int) -> GameState:
     state = _pay_bank(state, seat, price)
-    state = _update_player(
-        state, seat, lambda p: dataclasses.replace(p, privates=(*p.privates, company))
-    )
-    return dataclasses.replace(
-        state, privates_owned=MappingProxyType({**state.privates_owned, company: seat})
-    )
+    state = _update_player(state, seat, lambda p: replace(p, privates=(*p.privates, company)))
+    return replace(state, privates_owned=MappingProxyType({**state.privates_owned, company: seat}))
 
 
 def _take_private(state: GameState, seat: int, company: str, price: int) -> GameState:
     """The seat pays `price` for `company`, which leaves the offer with all bids on it."""
     state = _give_private(state, seat, company, price)
     auction = _auction(state)
-    auction = dataclasses.replace(
+    auction = replace(
         auction,
         offer=tuple(c for c in auction.offer if c != company),
         bids=MappingProxyType({c: b for c, b in auction.bids.items() if c != company}),
         closed=None,
     )
-    return dataclasses.replace(state, round=auction)
+    return replace(state, round=auction)
 
 
 def _private_bought(state: GameState, event: ev.PrivateBought) -> GameState:
     state = _take_private(state, event.seat, event.company, event.price)
     auction = _auction(state)
-    auction = dataclasses.replace(auction, turn=_next_turn(state, auction.turn), passes_in_a_row=0)
-    return dataclasses.replace(state, round=auction)
+    auction = replace(auction, turn=_next_turn(state, auction.turn), passes_in_a_row=0)
+    return replace(state, round=auction)
 
 
 def _private_sold(state: GameState, event: ev.PrivateSold) -> GameState:
@@ -141,31 +173,31 @@ def _replace_bid(
 def _bid_placed(state: GameState, event: ev.BidPlaced) -> GameState:
     auction = _auction(state)
     bids = _replace_bid(auction.bids_on(event.company), event.seat, event.price)
-    auction = dataclasses.replace(
+    auction = replace(
         auction,
         bids=MappingProxyType({**auction.bids, event.company: bids}),
         turn=_next_turn(state, auction.turn),
         passes_in_a_row=0,
     )
-    return dataclasses.replace(state, round=auction)
+    return replace(state, round=auction)
 
 
 def _passed(state: GameState, event: ev.Passed) -> GameState:
     match state.round:
         case PrivateAuction() as auction:
-            auction = dataclasses.replace(
+            auction = replace(
                 auction,
                 turn=_next_turn(state, auction.turn),
                 passes_in_a_row=auction.passes_in_a_row + 1,
             )
-            return dataclasses.replace(state, round=auction)
+            return replace(state, round=auction)
         case StockRound() as stock_round:
-            stock_round = dataclasses.replace(
+            stock_round = replace(
                 stock_round,
                 turn=_next_turn(state, stock_round.turn),
                 passes_in_a_row=stock_round.passes_in_a_row + 1,
             )
-            return dataclasses.replace(state, round=stock_round)
+            return replace(state, round=stock_round)
     raise AssertionError(f"Passed in {state.round}")
 
 
@@ -178,7 +210,7 @@ def _closed_auction_started(state: GameState, event: ev.ClosedAuctionStarted) ->
         bids=tuple((seat, bids[seat]) for seat in event.order),
         turn=0,
     )
-    return dataclasses.replace(state, round=dataclasses.replace(auction, closed=closed))
+    return replace(state, round=replace(auction, closed=closed))
 
 
 def _closed(state: GameState) -> ClosedAuction:
@@ -188,12 +220,12 @@ def _closed(state: GameState) -> ClosedAuction:
 
 
 def _with_closed(state: GameState, closed: ClosedAuction) -> GameState:
-    return dataclasses.replace(state, round=dataclasses.replace(_auction(state), closed=closed))
+    return replace(state, round=replace(_auction(state), closed=closed))
 
 
 def _closed_auction_bid(state: GameState, event: ev.ClosedAuctionBid) -> GameState:
     closed = _closed(state)
-    closed = dataclasses.replace(
+    closed = replace(
         closed,
         bids=tuple((s, event.price if s == event.seat else p) for s, p in closed.bids),
         turn=(closed.turn + 1) % len(closed.order),
@@ -204,7 +236,7 @@ def _closed_auction_bid(state: GameState, event: ev.ClosedAuctionBid) -> GameSta
 def _closed_auction_passed(state: GameState, event: ev.ClosedAuctionPassed) -> GameState:
     closed = _closed(state)
     order = tuple(s for s in closed.order if s != event.seat)
-    closed = dataclasses.replace(
+    closed = replace(
         closed,
         order=order,
         bids=tuple((s, p) for s, p in closed.bids if s != event.seat),
@@ -213,20 +245,20 @@ def _closed_auction_passed(state: GameState, event: ev.ClosedAuctionPassed) -> G
     )
     auction = _auction(state)
     bids = tuple((s, p) for s, p in auction.bids_on(event.company) if s != event.seat)
-    auction = dataclasses.replace(
+    auction = replace(
         auction, bids=MappingProxyType({**auction.bids, event.company: bids}), closed=closed
     )
-    return dataclasses.replace(state, round=auction)
+    return replace(state, round=auction)
 
 
 def _private_price_reduced(state: GameState, event: ev.PrivatePriceReduced) -> GameState:
     auction = _auction(state)
-    auction = dataclasses.replace(
+    auction = replace(
         auction,
         prices=MappingProxyType({**auction.prices, event.company: event.price}),
         passes_in_a_row=0,
     )
-    return dataclasses.replace(state, round=auction)
+    return replace(state, round=auction)
 
 
 def _private_revenue_paid(state: GameState, event: ev.PrivateRevenuePaid) -> GameState:
@@ -237,45 +269,49 @@ def _private_revenue_paid(state: GameState, event: ev.PrivateRevenuePaid) -> Gam
             state = _corporation_receives(state, payment.corporation, payment.amount)
     match state.round:
         case PrivateAuction() as auction:
-            state = dataclasses.replace(
-                state, round=dataclasses.replace(auction, passes_in_a_row=0)
-            )
+            state = replace(state, round=replace(auction, passes_in_a_row=0))
         case OperatingRound() as operating:
-            state = dataclasses.replace(
-                state, round=dataclasses.replace(operating, privates_paid=True)
-            )
+            state = replace(state, round=replace(operating, privates_paid=True))
     return state
 
 
 def _corporation_receives(state: GameState, corporation_id: str, amount: int) -> GameState:
     """`amount` from the bank to the corporation's treasury (negative: to the bank)."""
-    state = _update_corporation(
-        state, corporation_id, lambda c: dataclasses.replace(c, cash=c.cash + amount)
-    )
-    return dataclasses.replace(state, bank=state.bank - amount)
+    corporations = _corporations(state, corporation_id, lambda c: replace(c, cash=c.cash + amount))
+    return replace(state, corporations=corporations, bank=state.bank - amount)
 
 
 def _update_corporation(
     state: GameState, corporation_id: str, change: Callable[[Corporation], Corporation]
 ) -> GameState:
-    corporations = tuple(change(c) if c.id == corporation_id else c for c in state.corporations)
-    return dataclasses.replace(state, corporations=corporations)
+    return replace(state, corporations=_corporations(state, corporation_id, change))
+
+
+def _with_shares(player: Player, corporation_id: str, count: int) -> MappingProxyType[str, int]:
+    """The player's shares with `count` more of the corporation."""
+    return MappingProxyType(
+        {**player.shares, corporation_id: player.shares_of(corporation_id) + count}
+    )
 
 
 def _add_shares(state: GameState, seat: int, corporation_id: str, count: int) -> GameState:
-    def change(player: Player) -> Player:
-        shares = {**player.shares, corporation_id: player.shares_of(corporation_id) + count}
-        return dataclasses.replace(player, shares=MappingProxyType(shares))
-
-    return _update_player(state, seat, change)
+    return _update_player(
+        state, seat, lambda p: replace(p, shares=_with_shares(p, corporation_id, count))
+    )
 
 
 def _stock_action(state: GameState, seat: int, action: str, corporation_id: str) -> GameState:
+    return replace(state, round=_after_stock_action(state, seat, action, corporation_id))
+
+
+def _after_stock_action(
+    state: GameState, seat: int, action: str, corporation_id: str
+) -> Round | None:
     stock_round = state.round
     if not isinstance(stock_round, StockRound):
-        return state  # an emergency sale in an operating round
+        return stock_round  # an emergency sale in an operating round
     selling = action == "sell"
-    stock_round = dataclasses.replace(
+    return replace(
         stock_round,
         actions=(*stock_round.actions, action),
         passes_in_a_row=0,
@@ -283,20 +319,25 @@ def _stock_action(state: GameState, seat: int, action: str, corporation_id: str)
         sold_this_turn=stock_round.sold_this_turn | ({corporation_id} if selling else set()),
         last_actor=seat,
     )
-    return dataclasses.replace(state, round=stock_round)
 
 
 def _move_token(state: GameState, corporation_id: str, position: tuple[int, int]) -> GameState:
-    """A token entering a space goes beneath those already there (3.4)."""
-    if state.corporation(corporation_id).position == position:
+    moved, moves = _token_moved(state, state.corporation(corporation_id), position)
+    if moves == state.market_moves:
         return state
+    corporations = _corporations(state, corporation_id, lambda _: moved)
+    return replace(state, corporations=corporations, market_moves=moves)
+
+
+def _token_moved(
+    state: GameState, corporation: Corporation, position: tuple[int, int]
+) -> tuple[Corporation, int]:
+    """The corporation with its stock token on `position`, and the count of token arrivals
+    after: a token entering a space goes beneath those already there (3.4)."""
+    if corporation.position == position:
+        return corporation, state.market_moves
     arrival = state.market_moves + 1
-    state = dataclasses.replace(state, market_moves=arrival)
-    return _update_corporation(
-        state,
-        corporation_id,
-        lambda c: dataclasses.replace(c, position=position, arrival=arrival),
-    )
+    return replace(corporation, position=position, arrival=arrival), arrival
 
 
 def _corporation_started(state: GameState, event: ev.CorporationStarted) -> GameState:
@@ -305,7 +346,7 @@ def _corporation_started(state: GameState, event: ev.CorporationStarted) -> Game
     state = _update_corporation(
         state,
         event.corporation,
-        lambda c: dataclasses.replace(
+        lambda c: replace(
             c, par=event.par, initial_offering=c.initial_offering - 2, president=event.seat
         ),
     )
@@ -314,53 +355,67 @@ def _corporation_started(state: GameState, event: ev.CorporationStarted) -> Game
 
 
 def _share_bought(state: GameState, event: ev.ShareBought) -> GameState:
-    state = _pay_bank(state, event.seat, event.price)
-    state = _add_shares(state, event.seat, event.corporation, 1)
-    if event.source == "initial_offering":
-        change = lambda c: dataclasses.replace(c, initial_offering=c.initial_offering - 1)  # noqa: E731
-    else:
-        change = lambda c: dataclasses.replace(c, open_market=c.open_market - 1)  # noqa: E731
-    state = _update_corporation(state, event.corporation, change)
-    return _stock_action(state, event.seat, "buy", event.corporation)
+    def buyer(player: Player) -> Player:
+        shares = _with_shares(player, event.corporation, 1)
+        return replace(player, cash=player.cash - event.price, shares=shares)
+
+    def share_leaves(corporation: Corporation) -> Corporation:
+        if event.source == "initial_offering":
+            return replace(corporation, initial_offering=corporation.initial_offering - 1)
+        return replace(corporation, open_market=corporation.open_market - 1)
+
+    return replace(
+        state,
+        players=_players(state, event.seat, buyer),
+        bank=state.bank + event.price,
+        corporations=_corporations(state, event.corporation, share_leaves),
+        round=_after_stock_action(state, event.seat, "buy", event.corporation),
+    )
 
 
 def _shares_sold(state: GameState, event: ev.SharesSold) -> GameState:
-    state = _pay_bank(state, event.seat, -event.count * event.price)
-    state = _add_shares(state, event.seat, event.corporation, -event.count)
-    state = _update_corporation(
+    proceeds = event.count * event.price
+
+    def seller(player: Player) -> Player:
+        shares = _with_shares(player, event.corporation, -event.count)
+        return replace(player, cash=player.cash + proceeds, shares=shares)
+
+    sold = state.corporation(event.corporation)
+    sold = replace(sold, open_market=sold.open_market + event.count)
+    sold, moves = _token_moved(state, sold, event.position)
+    return replace(
         state,
-        event.corporation,
-        lambda c: dataclasses.replace(c, open_market=c.open_market + event.count),
+        players=_players(state, event.seat, seller),
+        bank=state.bank - proceeds,
+        corporations=_corporations(state, event.corporation, lambda _: sold),
+        market_moves=moves,
+        round=_after_stock_action(state, event.seat, "sell", event.corporation),
     )
-    state = _move_token(state, event.corporation, event.position)
-    return _stock_action(state, event.seat, "sell", event.corporation)
 
 
 def _presidency_changed(state: GameState, event: ev.PresidencyChanged) -> GameState:
-    return _update_corporation(
-        state, event.corporation, lambda c: dataclasses.replace(c, president=event.seat)
-    )
+    return _update_corporation(state, event.corporation, lambda c: replace(c, president=event.seat))
 
 
 def _corporation_floated(state: GameState, event: ev.CorporationFloated) -> GameState:
     state = _update_corporation(
         state,
         event.corporation,
-        lambda c: dataclasses.replace(c, floated=True, cash=c.cash + event.capital),
+        lambda c: replace(c, floated=True, cash=c.cash + event.capital),
     )
-    return dataclasses.replace(state, bank=state.bank - event.capital)
+    return replace(state, bank=state.bank - event.capital)
 
 
 def _turn_ended(state: GameState, event: ev.TurnEnded) -> GameState:
     stock_round = state.round
     assert isinstance(stock_round, StockRound)
-    stock_round = dataclasses.replace(
+    stock_round = replace(
         stock_round,
         turn=_next_turn(state, stock_round.turn),
         actions=(),
         sold_this_turn=frozenset(),
     )
-    return dataclasses.replace(state, round=stock_round)
+    return replace(state, round=stock_round)
 
 
 def _sold_out_price_raised(state: GameState, event: ev.SoldOutPriceRaised) -> GameState:
@@ -368,14 +423,14 @@ def _sold_out_price_raised(state: GameState, event: ev.SoldOutPriceRaised) -> Ga
 
 
 def _stock_round_ended(state: GameState, event: ev.StockRoundEnded) -> GameState:
-    return dataclasses.replace(
+    return replace(
         state, priority=event.priority, stock_rounds_played=state.stock_rounds_played + 1
     )
 
 
 def _operating_round_started(state: GameState, event: ev.OperatingRoundStarted) -> GameState:
     sets = state.operating_sets + (1 if event.number == 1 else 0)
-    return dataclasses.replace(
+    return replace(
         state, round=OperatingRound(number=event.number, of=event.of), operating_sets=sets
     )
 
@@ -386,7 +441,7 @@ def _operating(state: GameState) -> OperatingRound:
 
 
 def _with_round(state: GameState, **changes: object) -> GameState:
-    return dataclasses.replace(state, round=dataclasses.replace(_operating(state), **changes))  # type: ignore[arg-type]
+    return replace(state, round=replace(_operating(state), **changes))  # type: ignore[arg-type]
 
 
 _NEXT_STEP = {
@@ -403,11 +458,9 @@ def _corporation_operates(state: GameState, event: ev.CorporationOperates) -> Ga
 
 def _token_on_board(state: GameState, corporation: str, hex_: str, city: int) -> GameState:
     assert state.board is not None
-    state = dataclasses.replace(
-        state, board=board.apply_token(state.board, corporation, hex_, city)
-    )
+    state = replace(state, board=board.apply_token(state.board, corporation, hex_, city))
     return _update_corporation(
-        state, corporation, lambda c: dataclasses.replace(c, tokens_placed=c.tokens_placed + 1)
+        state, corporation, lambda c: replace(c, tokens_placed=c.tokens_placed + 1)
     )
 
 
@@ -417,14 +470,14 @@ def _home_token_placed(state: GameState, event: ev.HomeTokenPlaced) -> GameState
 
 def _tile_laid(state: GameState, event: ev.TileLaid) -> GameState:
     assert state.board is not None
-    state = dataclasses.replace(
+    state = replace(
         state, board=board.apply_lay(state.board, event.hex, event.tile, event.rotation)
     )
     if event.corporation:
         state = _corporation_receives(state, event.corporation, -event.cost)
     if not event.ability:
         return _with_round(state, step=Step.TOKEN)
-    state = dataclasses.replace(state, used_abilities=state.used_abilities | {event.ability})
+    state = replace(state, used_abilities=state.used_abilities | {event.ability})
     if isinstance(state.round, OperatingRound) and state.round.ability is not None:
         return _with_round(state, ability=None)
     return state
@@ -435,7 +488,7 @@ def _private_exchanged(state: GameState, event: ev.PrivateExchanged) -> GameStat
     state = _update_corporation(
         state,
         event.corporation,
-        lambda c: dataclasses.replace(c, initial_offering=c.initial_offering - 1),
+        lambda c: replace(c, initial_offering=c.initial_offering - 1),
     )
     return _privates_closed(state, ev.PrivatesClosed(companies=(event.company,)))
 
@@ -464,9 +517,7 @@ def _trains_ran(state: GameState, event: ev.TrainsRan) -> GameState:
 
 def _operated(state: GameState, corporation_id: str, position: tuple[int, int]) -> GameState:
     state = _move_token(state, corporation_id, position)
-    state = _update_corporation(
-        state, corporation_id, lambda c: dataclasses.replace(c, has_operated=True)
-    )
+    state = _update_corporation(state, corporation_id, lambda c: replace(c, has_operated=True))
     return _with_round(state, step=Step.TRAINS)
 
 
@@ -497,57 +548,54 @@ def _train_bought(state: GameState, event: ev.TrainBought) -> GameState:
     if event.source == "depot":
         left = state.depot[event.train]
         depot = {**state.depot, event.train: left if left == UNLIMITED else left - 1}
-        state = dataclasses.replace(state, depot=MappingProxyType(depot))
+        state = replace(state, depot=MappingProxyType(depot))
         state = _corporation_receives(state, buyer.id, -event.price)
     elif event.source == "open_market":
-        state = dataclasses.replace(
-            state, pool_trains=_remove_train(state.pool_trains, event.train)
-        )
+        state = replace(state, pool_trains=_remove_train(state.pool_trains, event.train))
         state = _corporation_receives(state, buyer.id, -event.price)
     else:
         state = _update_corporation(
             state,
             event.source,
-            lambda c: dataclasses.replace(
+            lambda c: replace(
                 c, trains=_remove_train(c.trains, event.train), cash=c.cash + event.price
             ),
         )
         state = _update_corporation(
-            state, buyer.id, lambda c: dataclasses.replace(c, cash=c.cash - event.price)
+            state, buyer.id, lambda c: replace(c, cash=c.cash - event.price)
         )
     trains = (*state.corporation(buyer.id).trains, event.train)
     if event.exchanged:
         trains = _remove_train(trains, event.exchanged)
         if event.exchanged not in title.train(event.train).exchange_rusts:
-            state = dataclasses.replace(state, pool_trains=(*state.pool_trains, event.exchanged))
-    return _update_corporation(state, buyer.id, lambda c: dataclasses.replace(c, trains=trains))
+            state = replace(state, pool_trains=(*state.pool_trains, event.exchanged))
+    return _update_corporation(state, buyer.id, lambda c: replace(c, trains=trains))
 
 
 def _phase_changed(state: GameState, event: ev.PhaseChanged) -> GameState:
-    return dataclasses.replace(state, phase=event.phase)
+    return replace(state, phase=event.phase)
 
 
 def _trains_rusted(state: GameState, event: ev.TrainsRusted) -> GameState:
     corporations = tuple(
-        dataclasses.replace(c, trains=tuple(t for t in c.trains if t != event.train))
+        replace(c, trains=tuple(t for t in c.trains if t != event.train))
         for c in state.corporations
     )
     pool = tuple(t for t in state.pool_trains if t != event.train)
-    return dataclasses.replace(state, corporations=corporations, pool_trains=pool)
+    return replace(state, corporations=corporations, pool_trains=pool)
 
 
 def _privates_closed(state: GameState, event: ev.PrivatesClosed) -> GameState:
     closing = set(event.companies)
     players = tuple(
-        dataclasses.replace(p, privates=tuple(c for c in p.privates if c not in closing))
-        for p in state.players
+        replace(p, privates=tuple(c for c in p.privates if c not in closing)) for p in state.players
     )
     corporations = tuple(
-        dataclasses.replace(c, privates=tuple(x for x in c.privates if x not in closing))
+        replace(c, privates=tuple(x for x in c.privates if x not in closing))
         for c in state.corporations
     )
     owned = {c: s for c, s in state.privates_owned.items() if c not in closing}
-    return dataclasses.replace(
+    return replace(
         state,
         players=players,
         corporations=corporations,
@@ -564,9 +612,9 @@ def _train_discarded(state: GameState, event: ev.TrainDiscarded) -> GameState:
     state = _update_corporation(
         state,
         event.corporation,
-        lambda c: dataclasses.replace(c, trains=_remove_train(c.trains, event.train)),
+        lambda c: replace(c, trains=_remove_train(c.trains, event.train)),
     )
-    state = dataclasses.replace(state, pool_trains=(*state.pool_trains, event.train))
+    state = replace(state, pool_trains=(*state.pool_trains, event.train))
     limit = load_title(state.title).phase(state.phase).train_limit
     discarding = _operating(state).discarding
     if len(state.corporation(event.corporation).trains) <= limit:
@@ -578,7 +626,7 @@ def _private_sold_to_corporation(state: GameState, event: ev.PrivateSoldToCorpor
     state = _update_player(
         state,
         event.seat,
-        lambda p: dataclasses.replace(
+        lambda p: replace(
             p,
             cash=p.cash + event.price,
             privates=tuple(c for c in p.privates if c != event.company),
@@ -587,12 +635,10 @@ def _private_sold_to_corporation(state: GameState, event: ev.PrivateSoldToCorpor
     state = _update_corporation(
         state,
         event.corporation,
-        lambda c: dataclasses.replace(
-            c, cash=c.cash - event.price, privates=(*c.privates, event.company)
-        ),
+        lambda c: replace(c, cash=c.cash - event.price, privates=(*c.privates, event.company)),
     )
     owned = {c: s for c, s in state.privates_owned.items() if c != event.company}
-    return dataclasses.replace(state, privates_owned=MappingProxyType(owned))
+    return replace(state, privates_owned=MappingProxyType(owned))
 
 
 def _operating_turn_ended(state: GameState, event: ev.OperatingTurnEnded) -> GameState:
@@ -608,15 +654,13 @@ def _bank_broken(state: GameState, event: ev.BankBroken) -> GameState:
     # Broken in an operating round: that set is the last; in a stock round: the next one.
     in_operating_round = isinstance(state.round, OperatingRound)
     last_set = state.operating_sets + (0 if in_operating_round else 1)
-    return dataclasses.replace(state, bank_broken=True, last_set=last_set)
+    return replace(state, bank_broken=True, last_set=last_set)
 
 
 def _player_bankrupt(state: GameState, event: ev.PlayerBankrupt) -> GameState:
-    state = _update_player(
-        state, event.seat, lambda p: dataclasses.replace(p, cash=p.cash - event.cash)
-    )
+    state = _update_player(state, event.seat, lambda p: replace(p, cash=p.cash - event.cash))
     return _update_corporation(
-        state, event.corporation, lambda c: dataclasses.replace(c, cash=c.cash + event.cash)
+        state, event.corporation, lambda c: replace(c, cash=c.cash + event.cash)
     )
 
 
@@ -624,11 +668,11 @@ def _game_ended(state: GameState, event: ev.GameEnded) -> GameState:
     result = GameResult(
         reason=event.reason, net_worths=tuple((n.seat, n.net_worth) for n in event.net_worths)
     )
-    return dataclasses.replace(state, result=result)
+    return replace(state, result=result)
 
 
 def _stock_round_started(state: GameState, event: ev.StockRoundStarted) -> GameState:
-    return dataclasses.replace(
+    return replace(
         state,
         priority=event.priority,
         round=StockRound(number=event.number, turn=state.index_of(event.priority)),

@@ -3,6 +3,8 @@ whether it has a route, and the board's refusals as our rejections."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from infra.rejection import Kind, Rejected
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
@@ -50,14 +52,15 @@ def actor(corporation: Corporation, ability: str | None = None) -> board.Actor:
 
 def lays(
     state: GameState, corporation: Corporation, ability: str | None = None
-) -> tuple[board.LayOption, ...]:
-    return board.legal_lays(position(state), situation(state), actor(corporation, ability))
+) -> Iterator[board.LayOption]:
+    """The legal lays in the order they are listed, found one at a time."""
+    return board.each_legal_lay(position(state), situation(state), actor(corporation, ability))
 
 
-def private_lays(state: GameState, company: str) -> tuple[board.LayOption, ...]:
+def private_lays(state: GameState, company: str) -> Iterator[board.LayOption]:
     """What a player may lay through their private company's ability (no corporation)."""
     player_actor = board.Actor(corporation=None, cash=0, ability=company)
-    return board.legal_lays(position(state), situation(state), player_actor)
+    return board.each_legal_lay(position(state), situation(state), player_actor)
 
 
 def check_lay(
@@ -79,8 +82,9 @@ def check_lay(
     return found
 
 
-def tokens(state: GameState, corporation: Corporation) -> tuple[board.TokenOption, ...]:
-    return board.legal_tokens(position(state), actor(corporation))
+def tokens(state: GameState, corporation: Corporation) -> Iterator[board.TokenOption]:
+    """The legal placements in the order they are listed, found one at a time."""
+    return board.each_legal_token(position(state), actor(corporation))
 
 
 def check_token(

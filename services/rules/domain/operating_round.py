@@ -9,6 +9,7 @@ end of the round or the set) comes from `next_event`; what the president chooses
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import TypeVar
 
 from infra.rejection import Kind, Rejected
@@ -160,8 +161,7 @@ def must_buy_train(state: GameState, corporation: Corporation) -> bool:
 
 def _train_step_options(
     state: GameState, round_: OperatingRound, corporation: Corporation
-) -> list[LegalAction]:
-    options: list[LegalAction] = []
+) -> Iterator[LegalAction]:
     seat = corporation.president
     forced = must_buy_train(state, corporation)
     train_offers = offers(state, corporation)
@@ -169,13 +169,13 @@ def _train_step_options(
         train_offers = [o for o in train_offers if o.source in {DEPOT, "open_market"}] or (
             train_offers
         )
-    options += [_offer_option(offer, seat) for offer in train_offers]
+    for offer in train_offers:
+        yield _offer_option(offer, seat)
     if forced and not _affordable_depot_or_market(train_offers):
-        options += _forced_purchase_options(state, corporation)
-    options += corporation_private_options(state, corporation)
+        yield from _forced_purchase_options(state, corporation)
+    yield from corporation_private_options(state, corporation)
     if not forced:
-        options.append(PassOption(seat))
-    return options
+        yield PassOption(seat)
 
 
 def _affordable_depot_or_market(train_offers: list[TrainOffer]) -> bool:
@@ -254,46 +254,46 @@ def corporation_private_options(
 
 
 def legal_actions(state: GameState, round_: OperatingRound) -> list[LegalAction]:
+    return list(each_legal_action(state, round_))
+
+
+def each_legal_action(state: GameState, round_: OperatingRound) -> Iterator[LegalAction]:
+    """The legal actions in the order they are listed, found one at a time: whether there is
+    any (or only a pass) is known without listing every lay."""
     if state.result is not None:
-        return []
+        return
     if round_.discarding:
         corporation = state.corporation(round_.discarding[0])
-        return [
-            DiscardOption(corporation.id, train, corporation.president)
-            for train in sorted(set(corporation.trains))
-        ]
+        for train in sorted(set(corporation.trains)):
+            yield DiscardOption(corporation.id, train, corporation.president)
+        return
     if not round_.current:
-        return []
+        return
     corporation = _current(state, round_)
     if round_.ability is not None:
         company, seat = round_.ability
-        window = [
-            PrivateTileOption(company, o.hex, o.tile, o.rotation, seat)
-            for o in on_the_board.lays(state, corporation, company)
-        ]
-        return [*window, PassOption(seat)]
+        for o in on_the_board.lays(state, corporation, company):
+            yield PrivateTileOption(company, o.hex, o.tile, o.rotation, seat)
+        yield PassOption(seat)
+        return
     seat = corporation.president
-    privates: list[LegalAction] = list(corporation_private_options(state, corporation))
+    if round_.step is Step.TRAINS:
+        yield from _train_step_options(state, round_, corporation)
+        return
+    yield from corporation_private_options(state, corporation)
     match round_.step:
         case Step.TRACK:
-            lays = [
-                LayTileOption(o.hex, o.tile, o.rotation, o.cost, seat)
-                for o in on_the_board.lays(state, corporation)
-            ]
-            return [*privates, *lays, PassOption(seat)]
+            for lay in on_the_board.lays(state, corporation):
+                yield LayTileOption(lay.hex, lay.tile, lay.rotation, lay.cost, seat)
+            yield PassOption(seat)
         case Step.TOKEN:
-            tokens = [
-                PlaceTokenOption(o.hex, o.city, o.cost, seat)
-                for o in on_the_board.tokens(state, corporation)
-            ]
-            return [*privates, *tokens, PassOption(seat)]
+            for token in on_the_board.tokens(state, corporation):
+                yield PlaceTokenOption(token.hex, token.city, token.cost, seat)
+            yield PassOption(seat)
         case Step.ROUTES:
-            return [*privates, RunRoutesOption(corporation.id, corporation.trains, seat)]
+            yield RunRoutesOption(corporation.id, corporation.trains, seat)
         case Step.DIVIDEND:
-            return [*privates, DividendOption(corporation.id, round_.revenue, seat)]
-        case Step.TRAINS:
-            return _train_step_options(state, round_, corporation)
-    return []
+            yield DividendOption(corporation.id, round_.revenue, seat)
 
 
 # ---- decide --------------------------------------------------------------------------------

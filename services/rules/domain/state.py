@@ -2,14 +2,40 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.rules.board import Position
 
 EMPTY: MappingProxyType[Any, Any] = MappingProxyType({})
+
+_Value = TypeVar("_Value")
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+if TYPE_CHECKING:
+    # mypy checks each change against the fields, as for `dataclasses.replace`.
+    from dataclasses import replace as replace
+else:
+
+    def replace(value: _Value, /, **changes: Any) -> _Value:
+        """`dataclasses.replace` for the frozen state values, at half its cost (evolve makes a
+        few per event): every field is copied or changed, with no __init__ to run; they have
+        none but the generated one (`test_state_replace` holds them to that)."""
+        kind = type(value)
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+        new = object.__new__(kind)
+        for name in names:
+            object.__setattr__(
+                new, name, changes.pop(name) if name in changes else getattr(value, name)
+            )
+        if changes:
+            raise TypeError(f"{kind.__name__} has no field {next(iter(changes))!r}")
+        return new
 
 
 SHARES_PER_CORPORATION = 10

@@ -6,7 +6,7 @@ legal-action list.
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Iterator
 from typing import TypeVar
 
 from infra.rejection import Kind, Rejected
@@ -77,7 +77,12 @@ def _over_holding_limit(player: Player, corporation: Corporation) -> bool:
 
 def must_sell(state: GameState, player: Player) -> bool:
     """Over the certificate limit or a 60% holding: only selling is allowed (7.3)."""
-    return certificates(state, player) > certificate_limit(state) or any(
+    return _must_sell(state, player, certificates(state, player))
+
+
+def _must_sell(state: GameState, player: Player, held: int) -> bool:
+    """`must_sell`, for a player holding `held` certificates."""
+    return held > certificate_limit(state) or any(
         _over_holding_limit(player, c) for c in state.corporations
     )
 
@@ -85,10 +90,15 @@ def must_sell(state: GameState, player: Player) -> bool:
 # ---- starting and buying -------------------------------------------------------------------
 
 
-def _may_buy_now(state: GameState, stock_round: StockRound, player: Player) -> Rejected | None:
+# `held` below: the player's certificates (`certificates`), counted once by the caller.
+
+
+def _may_buy_now(
+    state: GameState, stock_round: StockRound, player: Player, held: int
+) -> Rejected | None:
     if "buy" in stock_round.actions:
         return Rejected("ALREADY_BOUGHT", "one certificate per stock turn (rulebook 7.2)")
-    if must_sell(state, player):
+    if _must_sell(state, player, held):
         return Rejected(
             "MUST_SELL",
             "over the certificate limit or a 60% holding: sell first (rulebook 7.3)",
@@ -96,9 +106,9 @@ def _may_buy_now(state: GameState, stock_round: StockRound, player: Player) -> R
     return None
 
 
-def _within_certificate_limit(state: GameState, player: Player, zone: Zone) -> Rejected | None:
+def _within_certificate_limit(state: GameState, held: int, zone: Zone) -> Rejected | None:
     added = 1 if zone is Zone.NORMAL else 0
-    if certificates(state, player) + added > certificate_limit(state):
+    if held + added > certificate_limit(state):
         return Rejected(
             "CERT_LIMIT",
             f"the certificate limit is {certificate_limit(state)} (rulebook 7.6)",
@@ -120,9 +130,17 @@ def start_option(
             f"{corporation_id} has been started",
             details={"corporation": corporation_id},
         )
-    if refusal := _may_buy_now(state, stock_round, player):
+    held = certificates(state, player)
+    if refusal := _may_buy_now(state, stock_round, player, held):
         return refusal
-    if refusal := _within_certificate_limit(state, player, Zone.NORMAL):
+    return _start_offer(state, player, held, corporation_id)
+
+
+def _start_offer(
+    state: GameState, player: Player, held: int, corporation_id: str
+) -> StartOption | Rejected:
+    """The rest of `start_option`, once buying now is allowed at all."""
+    if refusal := _within_certificate_limit(state, held, Zone.NORMAL):
         return refusal
     affordable = tuple(
         par for par in sorted(load_market(state.title).par_positions()) if 2 * par <= player.cash
@@ -133,7 +151,7 @@ def start_option(
             "starting a corporation costs twice its par price",
             details={"corporation": corporation_id, "cash": player.cash},
         )
-    return StartOption(corporation=corporation_id, par_prices=affordable, seat=seat)
+    return StartOption(corporation=corporation_id, par_prices=affordable, seat=player.seat)
 
 
 def buy_option(
@@ -149,8 +167,22 @@ def buy_option(
             f"{corporation_id} has not been started: start it with a par price",
             details={"corporation": corporation_id},
         )
-    if refusal := _may_buy_now(state, stock_round, player):
+    held = certificates(state, player)
+    if refusal := _may_buy_now(state, stock_round, player, held):
         return refusal
+    return _share_offer(state, stock_round, player, held, corporation, source)
+
+
+def _share_offer(
+    state: GameState,
+    stock_round: StockRound,
+    player: Player,
+    held: int,
+    corporation: Corporation,
+    source: str,
+) -> BuyShareOption | Rejected:
+    """The rest of `buy_option`, once buying now is allowed at all."""
+    seat, corporation_id = player.seat, corporation.id
     if (seat, corporation_id) in stock_round.sold:
         return Rejected(
             "SOLD_THIS_ROUND",
@@ -183,7 +215,7 @@ def buy_option(
             f"60% of {corporation_id} is the most a player may hold (rulebook 7.2.4)",
             details={"corporation": corporation_id},
         )
-    if refusal := _within_certificate_limit(state, player, zone):
+    if refusal := _within_certificate_limit(state, held, zone):
         return refusal
     if price > player.cash:
         return Rejected(
@@ -218,16 +250,29 @@ def sell_option(
     state: GameState, stock_round: StockRound, seat: int, corporation_id: str
 ) -> SellOption | Rejected:
     """How many shares of the corporation the player may sell now (1..max_count)."""
-    player = state.player(seat)
     corporation = _find(state, corporation_id)
     if isinstance(corporation, Rejected):
         return corporation
+    if refusal := _may_sell_now(stock_round):
+        return refusal
+    return _sale(state, stock_round, state.player(seat), corporation)
+
+
+def _may_sell_now(stock_round: StockRound) -> Rejected | None:
     if stock_round.number == 1:
         return Rejected(
             "NO_SALES_IN_FIRST_STOCK_ROUND", "no shares are sold in the first stock round (7.3.1)"
         )
     if _sold_then_bought(stock_round.actions):
         return Rejected("SELL_BUY_SELL", "sell, buy and sell again is not allowed (rulebook 7.1)")
+    return None
+
+
+def _sale(
+    state: GameState, stock_round: StockRound, player: Player, corporation: Corporation
+) -> SellOption | Rejected:
+    """The rest of `sell_option`, once selling now is allowed at all."""
+    seat, corporation_id = player.seat, corporation.id
     if corporation_id in stock_round.sold_this_turn:
         return Rejected(
             "SOLD_THIS_TURN",
@@ -388,30 +433,53 @@ def _end_of_round(state: GameState, stock_round: StockRound) -> list[ev.Event]:
 # ---- legal actions -------------------------------------------------------------------------
 
 
-def _turn_options(state: GameState, stock_round: StockRound, seat: int) -> list[LegalAction]:
-    options: list[LegalAction] = []
+def _share_options(state: GameState, stock_round: StockRound, seat: int) -> Iterator[LegalAction]:
+    """Starting, buying and selling: every stock action but passing (what `start_option`,
+    `buy_option` and `sell_option` accept, asking once whether the player may buy or sell
+    now)."""
+    player = state.player(seat)
+    held = certificates(state, player)
+    may_buy = _may_buy_now(state, stock_round, player, held) is None
+    may_sell = _may_sell_now(stock_round) is None
     for corporation in state.corporations:
-        if corporation.started:
-            for source in (INITIAL_OFFERING, OPEN_MARKET):
-                found = buy_option(state, stock_round, seat, corporation.id, source)
-                if not isinstance(found, Rejected):
-                    options.append(found)
-        else:
-            start = start_option(state, stock_round, seat, corporation.id)
-            if not isinstance(start, Rejected):
-                options.append(start)
-        sell = sell_option(state, stock_round, seat, corporation.id)
-        if not isinstance(sell, Rejected):
-            options.append(sell)
-    if stock_round.actions or not must_sell(state, state.player(seat)) or not options:
-        options.append(PassOption(seat))
-    return options
+        if may_buy:
+            yield from _buy_or_start(state, stock_round, player, held, corporation)
+        if may_sell:
+            sale = _sale(state, stock_round, player, corporation)
+            if not isinstance(sale, Rejected):
+                yield sale
+
+
+def _buy_or_start(
+    state: GameState, stock_round: StockRound, player: Player, held: int, corporation: Corporation
+) -> Iterator[StartOption | BuyShareOption]:
+    if corporation.started:
+        for source in (INITIAL_OFFERING, OPEN_MARKET):
+            found = _share_offer(state, stock_round, player, held, corporation, source)
+            if not isinstance(found, Rejected):
+                yield found
+    else:
+        start = _start_offer(state, player, held, corporation.id)
+        if not isinstance(start, Rejected):
+            yield start
 
 
 def _may_pass(state: GameState, stock_round: StockRound, seat: int) -> bool:
-    return any(isinstance(o, PassOption) for o in _turn_options(state, stock_round, seat))
+    """7.3: a player over a limit sells before passing, unless nothing can be done at all."""
+    return (
+        bool(stock_round.actions)
+        or not must_sell(state, state.player(seat))
+        or next(_share_options(state, stock_round, seat), None) is None
+    )
+
+
+def each_legal_action(state: GameState, stock_round: StockRound) -> Iterator[LegalAction]:
+    """The legal actions in the order they are listed, found one at a time."""
+    seat = state.players[stock_round.turn].seat
+    yield from _share_options(state, stock_round, seat)
+    if _may_pass(state, stock_round, seat):
+        yield PassOption(seat)
 
 
 def legal_actions(state: GameState, stock_round: StockRound) -> list[LegalAction]:
-    seat = state.players[stock_round.turn].seat
-    return [dataclasses.replace(o, seat=seat) for o in _turn_options(state, stock_round, seat)]
+    return list(each_legal_action(state, stock_round))
