@@ -3,9 +3,12 @@ whether it has a route, and the board's refusals as our rejections."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from infra.rejection import Kind, Rejected
+from services.routes.engine.graph import Train
+from services.routes.engine.solver import solve
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
 from services.rules.domain.title import load_title
@@ -97,10 +100,16 @@ def check_token(
 
 
 def has_route(state: GameState, corporation: Corporation) -> bool:
-    """8.7.5: a station token in a city connected to another revenue centre."""
-    here = position(state)
-    reached = board.connectivity(here, corporation.id).stops
-    return bool(reached - set(here.token_cities(corporation.id)))
+    """8.7.5: a station token in a city connected to another revenue centre, which may be
+    another city holding the corporation's own token. Whether a legal route of two stops
+    exists, whatever the stops earn (a printed city earns nothing yet): the route engine's
+    search, with every stop worth one."""
+    graph = board.track_graph(position(state), corporation.id, state.phase, (Train("2", 2),))
+    counted = tuple(
+        dataclasses.replace(node, revenue=1, revenue_by_train={}) if node.is_centre else node
+        for node in graph.nodes
+    )
+    return solve(dataclasses.replace(graph, nodes=counted)).revenue > 0
 
 
 def as_rejected(rejection: board.Rejection) -> Rejected:
