@@ -83,5 +83,8 @@ def with_tiles(state: GameState, *lays: tuple[str, str, int]) -> GameState:
 
 def operating(state: GameState, corporation: str, **round_changes: Any) -> GameState:
     """`corporation` operating in the first operating round of a set."""
-    round_ = OperatingRound(number=1, of=1, privates_paid=True, current=corporation)
+    floated = frozenset(c.id for c in state.corporations if c.floated)
+    round_ = OperatingRound(
+        number=1, of=1, privates_paid=True, current=corporation, floated_at_start=floated
+    )
     return dataclasses.replace(state, round=dataclasses.replace(round_, **round_changes))

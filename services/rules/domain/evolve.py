@@ -430,9 +430,9 @@ def _stock_round_ended(state: GameState, event: ev.StockRoundEnded) -> GameState
 
 def _operating_round_started(state: GameState, event: ev.OperatingRoundStarted) -> GameState:
     sets = state.operating_sets + (1 if event.number == 1 else 0)
-    return replace(
-        state, round=OperatingRound(number=event.number, of=event.of), operating_sets=sets
-    )
+    floated = frozenset(c.id for c in state.corporations if c.floated)
+    round_ = OperatingRound(number=event.number, of=event.of, floated_at_start=floated)
+    return replace(state, round=round_, operating_sets=sets)
 
 
 def _operating(state: GameState) -> OperatingRound:

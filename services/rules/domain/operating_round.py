@@ -103,13 +103,15 @@ def next_event(state: GameState) -> ev.Event | None:
 def _between_turns(state: GameState, round_: OperatingRound) -> ev.Event:
     if not round_.privates_paid:
         return ev.PrivateRevenuePaid(payments=private_revenue(state))
-    for corporation in stock_price_order(state):
-        # 7.4 and 14.2: placed at the start of the first operating round after floating.
-        if corporation.floated and corporation.tokens_placed == 0:
+    # 7.4 and 14.2: a corporation operates, and gets its home token (placed before anyone
+    # operates), from the first operating round that begins after it floated.
+    operating = [c for c in stock_price_order(state) if c.id in round_.floated_at_start]
+    for corporation in operating:
+        if corporation.tokens_placed == 0:
             charter = load_title(state.title).charter(corporation.id)
             return ev.HomeTokenPlaced(corporation.id, charter.home, charter.home_city)
-    for corporation in stock_price_order(state):
-        if corporation.floated and corporation.id not in round_.operated:
+    for corporation in operating:
+        if corporation.id not in round_.operated:
             return ev.CorporationOperates(corporation=corporation.id)
     return ev.OperatingRoundEnded(number=round_.number)
 

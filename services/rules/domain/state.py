@@ -164,6 +164,9 @@ class OperatingRound:
     privates_paid: bool = False
     #: A private's ability the given seat may use now (company, seat), e.g. ER when sold.
     ability: tuple[str, int] | None = None
+    #: The corporations floated when the round began: only they operate in it (7.4, 14.2: one
+    #: that floats during the round, say by an exchange, operates from the next round on).
+    floated_at_start: frozenset[str] = frozenset()
 
 
 Round = PrivateAuction | StockRound | OperatingRound
