@@ -70,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         help="start Redis and the services for this command alone, on free ports",
     )
     site.add_argument("--json", action="store_true", help="print one JSON object instead")
+    site.add_argument(
+        "--states",
+        type=Path,
+        help="write our state after every site action here, one JSON line each, in the site's "
+        "per-action state format (to diff against the site's)",
+    )
     site.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
 
     out = commands.add_parser("export", help="a game of ours in the 18xx.games export format")
@@ -117,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "import":
         from tools.sitelog.command import import_game
 
-        return import_game(args.file, args.gateway, args.in_process, args.json, args.api_key)
+        return import_game(
+            args.file, args.gateway, args.in_process, args.json, args.api_key, args.states
+        )
     if args.command == "export":
         from tools.sitelog.command import export_game
 

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from services.rules.domain.events import Event, event_from_payload
 from shikoku.v1 import game_pb2, game_pb2_grpc
 from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
-from tools.sitelog.export_format import ExportError, SiteGame, load
+from tools.sitelog.compare import site_state
+from tools.sitelog.export_format import Action, ExportError, SiteGame, load
 from tools.sitelog.exporter import batches_from, export
 from tools.sitelog.gateway_table import GatewayTable
 from tools.sitelog.replay import Outcome, replay
@@ -27,7 +29,12 @@ CONNECT_SECONDS = 10
 
 
 def import_game(
-    path: Path, gateway: str, in_process: bool, as_json: bool, api_key: str | None = None
+    path: Path,
+    gateway: str,
+    in_process: bool,
+    as_json: bool,
+    api_key: str | None = None,
+    states: Path | None = None,
 ) -> int:
     """Exit status: 0 when the replay ends as the site's game did, 1 when it diverges, 2 when
     it cannot start."""
@@ -40,22 +47,46 @@ def import_game(
         system = System.on_free_ports(log=sys.stderr)
         system.env["SHIKOKU_RATE_PER_SECOND"] = "0"  # a system of its own: nobody to share with
         with system:
-            return replay_through(game, system.gateway, as_json, system.api_key)
-    return replay_through(game, gateway, as_json, api_key)
+            return replay_through(game, system.gateway, as_json, system.api_key, states)
+    return replay_through(game, gateway, as_json, api_key, states)
 
 
-def replay_through(game: SiteGame, gateway: str, as_json: bool, api_key: str | None) -> int:
+def replay_through(
+    game: SiteGame, gateway: str, as_json: bool, api_key: str | None, states: Path | None = None
+) -> int:
     with keyed_channel(gateway, api_key) as channel:
         if not _answers(channel, gateway, "import"):
             return 2
-    with Client(gateway, api_key=api_key) as client:
+    with Client(gateway, api_key=api_key) as client, _state_log(states) as write:
         table = GatewayTable(game, client)
-        outcome = replay(game, table, None if as_json else _progress_bar())
+        if states:
+            write(site_state(game, 0, table.view()))  # before the first action, as the site
+
+        def observed(action: Action) -> None:
+            write(site_state(game, int(action.get("id", 0)), table.view()))
+
+        outcome = replay(
+            game, table, None if as_json else _progress_bar(), observed if states else None
+        )
     if as_json:
         print(json.dumps(as_document(outcome)))
     else:
         print(report(game, outcome))
     return 0 if outcome.matches(game) else 1
+
+
+@contextlib.contextmanager
+def _state_log(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """Writes one JSON line per state to `path` (nothing without one)."""
+    if path is None:
+        yield lambda _state: None
+        return
+    with path.open("w") as out:
+
+        def write(state: dict[str, Any]) -> None:
+            out.write(json.dumps(state, separators=(",", ":")) + "\n")
+
+        yield write
 
 
 def _answers(channel: grpc.Channel, gateway: str, command: str) -> bool:

@@ -170,9 +170,13 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
 
 
 def replay(
-    game: SiteGame, table: Table, progress: Callable[[int, int], None] | None = None
+    game: SiteGame,
+    table: Table,
+    progress: Callable[[int, int], None] | None = None,
+    observe: Callable[[Action], None] | None = None,
 ) -> Outcome:
-    """Submits every effective action; stops at the first one our game refuses."""
+    """Submits every effective action; stops at the first one our game refuses. `observe` is
+    told each action once it took effect."""
     total = len(effective_actions(game.actions))
     outcome = Outcome(game_id=game.id)
     steps = step_through(game, table)
@@ -187,6 +191,8 @@ def replay(
             outcome.divergence = Divergence(int(action.get("id", 0)), action, reason)
             break
         outcome.actions += 1
+        if observe:
+            observe(_current_action(game, outcome.actions - 1))
         if progress:
             progress(outcome.actions, total)
     final = table.view()
