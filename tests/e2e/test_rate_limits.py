@@ -25,14 +25,20 @@ from tests.e2e.launch import issue_api_key, start_system, stop_system
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
 
-@pytest.fixture(scope="module")
-def limited(redis_url: str) -> Iterator[System]:
-    system = start_system(
+def start_limited(redis_url: str, *run_options: str) -> System:
+    """A system of its own with small limits: 2 calls a second, bursts of 5, 2 streams."""
+    return start_system(
         redis_url,
+        *run_options,
         SHIKOKU_RATE_PER_SECOND="2",
         SHIKOKU_RATE_BURST="5",
         SHIKOKU_STREAMS_PER_CALLER="2",
     )
+
+
+@pytest.fixture(scope="module")
+def limited(redis_url: str) -> Iterator[System]:
+    system = start_limited(redis_url)
     yield system
     stop_system(system)
 

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.api import Client, System
-from tests.e2e.launch import start_system, stop_system
+from tests.e2e.launch import stop_system
 from tests.e2e.test_rate_limits import (
+    start_limited,
     test_a_client_over_its_limit_is_told_when_to_retry_and_others_are_served,
     test_an_application_key_with_limits_of_its_own,
 )
@@ -24,14 +25,7 @@ __all__ = [
 
 @pytest.fixture(scope="module")
 def limited(cluster_system: System) -> Iterator[System]:
-    system = start_system(
-        cluster_system.redis_url,
-        "--replicas",
-        "2",
-        SHIKOKU_RATE_PER_SECOND="2",
-        SHIKOKU_RATE_BURST="5",
-        SHIKOKU_STREAMS_PER_CALLER="2",
-    )
+    system = start_limited(cluster_system.redis_url, "--replicas", "2")
     yield system
     stop_system(system)
 
