@@ -18,10 +18,11 @@ from services.routes.engine.solver import solve
 from services.rules import board
 from services.rules.domain import commands as cmd
 from services.rules.domain import events as ev
+from services.rules.domain import on_the_board
 from services.rules.domain.evolve import evolve
 from services.rules.domain.market import load_market
 from services.rules.domain.route_pricing import corporation_graph
-from services.rules.domain.state import GameState, OperatingRound, PrivateAuction
+from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, Step
 from services.rules.domain.title import load_title
 from services.rules.domain.undo import Logged, effective
 
@@ -144,6 +145,10 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
             for action in translated:
                 actions.append({**action, "id": len(actions) + 1})
         for event in batch.events:
+            if _ends_turn(state, event) and _site_offers_privates(state):
+                operating = state.round.current  # type: ignore[union-attr]
+                pass_ = {"type": "pass", "entity": operating, "entity_type": "corporation"}
+                actions.append({**pass_, "id": len(actions) + 1})
             if not (selling and event in swaps):
                 copies.observe(event)
             state = evolve(state, event)
@@ -206,6 +211,8 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
         case cmd.PlaceBid(seat=seat, company=company, price=price):
             return [{"type": "bid", **_entity(state, seat), "company": company, "price": price}]
         case cmd.Pass(seat=seat):
+            if _token_step_without_tokens(state):
+                return []  # the site skips a token step where no token can be placed
             return [{"type": "pass", **_entity(state, seat)}]
         case cmd.StartCorporation(seat=seat, corporation=corporation, par=par):
             row, column = load_market(state.title).par_positions()[par]
@@ -292,6 +299,43 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
         case cmd.DeclareBankruptcy(seat=seat):
             return [{"type": "bankrupt", **_entity(state, seat)}]
     raise TypeError(command)
+
+
+# The site's phases in which corporations may buy privates from players (its 1889 game).
+PHASES_BUYING_PRIVATES = {"3", "4"}
+
+
+def _token_step_without_tokens(state: GameState) -> bool:
+    round_ = state.round
+    if not isinstance(round_, OperatingRound) or round_.step != Step.TOKEN:
+        return False
+    corporation = state.corporation(round_.current)
+    return next(iter(on_the_board.tokens(state, corporation)), None) is None
+
+
+def _ends_turn(state: GameState, event: ev.Event) -> bool:
+    """Whether `event` ends the operating corporation's turn."""
+    operating = isinstance(state.round, OperatingRound) and state.round.current
+    return bool(operating) and isinstance(event, ev.OperatingTurnEnded)
+
+
+def _site_offers_privates(state: GameState) -> bool:
+    """Whether the site's blocking "buy a private" step at the end of the operating
+    corporation's turn waits for it (and so for a pass there): in a phase where corporations
+    buy privates, while a player owns one it could afford at the lowest price (half its face
+    value, rounded up). Our turn has no such step (8.2, 8.8: a private may be bought at any
+    point of the turn)."""
+    if state.beginner_game or state.phase not in PHASES_BUYING_PRIVATES:
+        return False
+    assert isinstance(state.round, OperatingRound)
+    cash = state.corporation(state.round.current).cash
+    title = load_title(state.title)
+    prices = [
+        -(-title.private(company).face_value // 2)
+        for company in state.privates_owned
+        if company not in state.closed_privates
+    ]
+    return bool(prices) and min(prices) <= cash
 
 
 def _has_a_route(state: GameState, corporation: str) -> bool:
