@@ -62,7 +62,9 @@ def with_api_key(channel: grpc.Channel, api_key: str) -> grpc.Channel:
 
 
 # Several gateways behind one target (`ipv4:10.0.0.1:50051,10.0.0.2:50051`, or a DNS name with a
-# record per gateway): calls are spread over every one whose health service says SERVING.
+# record per gateway): calls are spread over every one whose health service says SERVING. The
+# services' own channels use the same config (infra.config.SERVICE_CONFIG); the SDK keeps its
+# copy because it stands alone, without the server's packages.
 BALANCED = (
     (
         "grpc.service_config",

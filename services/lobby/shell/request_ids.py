@@ -83,8 +83,10 @@ class RequestIds:
             return answered
         # Claim the id for this request (or find it claimed for this same request).
         claimed = await self._redis.set(key, fingerprint + b"\n", nx=True, ex=RETAIN_SECONDS)
-        if not claimed and (answered := await self._answer(key, fingerprint, reply_type)):
-            return answered
+        if not claimed:
+            answered = await self._answer(key, fingerprint, reply_type)
+            if answered is not None:
+                return answered
         with derived_from(hmac.new(self._secret, fingerprint, hashlib.sha256).digest()):
             reply = await perform()
         await self._redis.set(

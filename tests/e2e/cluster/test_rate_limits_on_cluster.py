@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.api import Client, System
+from tests.e2e.api import System
 from tests.e2e.launch import stop_system
-from tests.e2e.test_rate_limits import (
+from tests.e2e.test_rate_limits import (  # client: a Client of the `limited` system below
+    client,
     start_limited,
     test_a_client_over_its_limit_is_told_when_to_retry_and_others_are_served,
     test_an_application_key_with_limits_of_its_own,
@@ -18,6 +19,7 @@ from tests.e2e.test_rate_limits import (
 pytestmark = [pytest.mark.e2e, pytest.mark.cluster]
 
 __all__ = [
+    "client",
     "test_a_client_over_its_limit_is_told_when_to_retry_and_others_are_served",
     "test_an_application_key_with_limits_of_its_own",
 ]
@@ -28,11 +30,3 @@ def limited(cluster_system: System) -> Iterator[System]:
     system = start_limited(cluster_system.redis_url, "--replicas", "2")
     yield system
     stop_system(system)
-
-
-@pytest.fixture
-def client(limited: System) -> Iterator[Client]:
-    client = Client(limited)
-    yield client
-    client.channel.close()
-    client.redis.close()
