@@ -4,6 +4,7 @@ from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
 from services.rules.domain.decide import decide
+from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState, PrivateAuction, StockRound
 from tests.rules.helpers import new_game
 
@@ -60,3 +61,30 @@ def test_beginner_game_deals_one_private_each_at_face_value(players: int, dealt:
     assert all(
         p.cash == (420 if players < 5 else 390) - faces[p.privates[0]] for p in state.players
     )
+
+
+@pytest.mark.parametrize("profile", ["rulebook", "18xx.games"])
+def test_the_rules_profile_is_recorded_in_the_game(profile: str) -> None:
+    seated = tuple(ev.SeatedPlayer(s, f"p{s}") for s in (1, 2, 3))
+    created = decide(GameState(), CreateGame(players=seated, seed=1, rules_profile=profile))[0]
+    assert isinstance(created, ev.GameCreated)
+    assert created.rules_profile == profile
+    state = fold([created])
+    assert state.rules_profile == profile
+
+
+def test_the_rulebook_is_the_default_profile() -> None:
+    seated = tuple(ev.SeatedPlayer(s, f"p{s}") for s in (1, 2, 3))
+    assert CreateGame(players=seated, seed=1).rules_profile == "rulebook"
+    stored = {"title": "1889", "players": [], "beginner_game": False, "bank": 7000}
+    old = ev.event_from_payload("GameCreated", 1, stored)
+    assert isinstance(old, ev.GameCreated)
+    assert old.rules_profile == "rulebook"
+
+
+def test_an_unknown_rules_profile_is_refused() -> None:
+    seated = tuple(ev.SeatedPlayer(s, f"p{s}") for s in (1, 2, 3))
+    with pytest.raises(Rejected) as rejected:
+        decide(GameState(), CreateGame(players=seated, seed=1, rules_profile="house"))
+    assert rejected.value.reason == "UNKNOWN_RULES_PROFILE"
+    assert rejected.value.details == {"field": "rules_profile"}

@@ -23,6 +23,9 @@ class CreateGame:
     title: str = "1889"
     trust_submitted_revenue: bool = False
     undo_allowed: bool = False
+    #: Which of the title's rules profiles the table plays under: "rulebook" (our default) or
+    #: "18xx.games" (the site's departures from the rulebook, see docs/rules-notes.md).
+    rules_profile: str = "rulebook"
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,8 @@ class GameCreated(Event):
     trust_submitted_revenue: bool = False
     #: Players may take back their last action (not in tournaments).
     undo_allowed: bool = False
+    #: The title's rules profile the game is played under (profiles.toml; docs/rules-notes.md).
+    rules_profile: str = "rulebook"
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,7 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
         beginner_game=event.beginner_game,
         trust_submitted_revenue=event.trust_submitted_revenue,
         undo_allowed=event.undo_allowed,
+        rules_profile=event.rules_profile,
         bank=event.bank,
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
         corporations=tuple(Corporation(c.id) for c in load_title(event.title).corporations),

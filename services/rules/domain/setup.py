@@ -23,6 +23,14 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
             Kind.INVALID_ARGUMENT,
             {"field": "title"},
         ) from None
+    if command.rules_profile not in title.profiles:
+        raise Rejected(
+            "UNKNOWN_RULES_PROFILE",
+            f"{title.name} has no rules profile {command.rules_profile!r}"
+            f" (it has {', '.join(sorted(title.profiles))})",
+            Kind.INVALID_ARGUMENT,
+            {"field": "rules_profile"},
+        )
     count = len(command.players)
     if not title.min_players <= count <= title.max_players:
         raise Rejected(
@@ -53,6 +61,7 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
             bank=title.bank,
             trust_submitted_revenue=command.trust_submitted_revenue,
             undo_allowed=command.undo_allowed,
+            rules_profile=command.rules_profile,
         ),
         ev.PlayerOrderDrawn(order=tuple(order)),
         ev.StartingCapitalDealt(amount=rules.starting_capital),

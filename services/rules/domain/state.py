@@ -184,6 +184,8 @@ class GameState:
     beginner_game: bool = False
     trust_submitted_revenue: bool = False
     undo_allowed: bool = False
+    #: The title's rules profile (profiles.toml): which of the site's departures apply.
+    rules_profile: str = "rulebook"
     bank: int = 0
     players: tuple[Player, ...] = ()  # in play order once drawn
     round: Round | None = None

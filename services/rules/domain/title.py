@@ -1,8 +1,10 @@
 """A title's static rules data (bank, starting capital, certificate limits, private companies,
-corporations, trains, phases), loaded from its data files. Nothing here changes during a game."""
+corporations, trains, phases, rules profiles), loaded from its data files. Nothing here changes
+during a game."""
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -73,6 +75,20 @@ class RevenueChange:
     revenue: int
 
 
+DEFAULT_PROFILE = "rulebook"
+
+
+@dataclass(frozen=True, slots=True)
+class RulesProfile:
+    """A named set of switches, each turning one departure from the rulebook on (a table picks
+    its profile when it is created). Every switch is off in the rulebook profile; a title's
+    `profiles.toml` names its profiles and the switches each turns on. The switches, their
+    rulebook sections and what the rulebook and 18xx.games do are in docs/rules-notes.md."""
+
+    name: str
+    description: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Title:
     name: str
@@ -85,6 +101,12 @@ class Title:
     trains: tuple[TrainType, ...]
     phases: tuple[Phase, ...]
     private_revenue_from_phase: dict[str, RevenueChange]
+    profiles: dict[str, RulesProfile] = dataclasses.field(
+        default_factory=lambda: {DEFAULT_PROFILE: RulesProfile(DEFAULT_PROFILE)}
+    )
+
+    def profile(self, name: str) -> RulesProfile:
+        return self.profiles[name]
 
     def private(self, company_id: str) -> PrivateCompany:
         for company in self.privates:
@@ -130,7 +152,33 @@ def _tuples(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: tuple(value) if isinstance(value, list) else value for key, value in entry.items()}
 
 
-def _parse(name: str, raw: dict[str, Any], charters: dict[str, Any]) -> Title:
+#: The switches: RulesProfile's bool fields.
+SWITCHES = tuple(f.name for f in dataclasses.fields(RulesProfile) if f.type in ("bool", bool))
+
+
+def _profiles(name: str, raw: dict[str, Any]) -> dict[str, RulesProfile]:
+    """The profiles of a title's profiles.toml (`[profile."<name>"]` tables of switches)."""
+    profiles = {}
+    for profile, entry in raw.get("profile", {}).items():
+        switches = {key: value for key, value in entry.items() if key != "description"}
+        for key, value in switches.items():
+            if key not in SWITCHES:
+                raise TitleDataError(f"title {name}, profile {profile}: no switch {key!r}")
+            if not isinstance(value, bool):
+                raise TitleDataError(f"title {name}, profile {profile}: {key} is not a bool")
+        profiles[profile] = RulesProfile(
+            name=profile, description=str(entry.get("description", "")), **switches
+        )
+    if DEFAULT_PROFILE not in profiles:
+        profiles[DEFAULT_PROFILE] = RulesProfile(DEFAULT_PROFILE)
+    if any(getattr(profiles[DEFAULT_PROFILE], switch) for switch in SWITCHES):
+        raise TitleDataError(f"title {name}: the {DEFAULT_PROFILE} profile turns a switch on")
+    return profiles
+
+
+def _parse(
+    name: str, raw: dict[str, Any], charters: dict[str, Any], profiles: dict[str, Any]
+) -> Title:
     try:
         return Title(
             name=raw["title"],
@@ -157,6 +205,7 @@ def _parse(name: str, raw: dict[str, Any], charters: dict[str, Any]) -> Title:
                 company: RevenueChange(**change)
                 for company, change in raw.get("private_revenue_from_phase", {}).items()
             },
+            profiles=_profiles(name, profiles),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise TitleDataError(f"title {name}: {error!r}") from error
@@ -174,4 +223,13 @@ def load_raw_title(name: str = "1889") -> dict[str, Any]:
 def load_title(name: str = "1889") -> Title:
     with (TITLES_DIR / name / "corporations.toml").open("rb") as file:
         charters = tomllib.load(file)
-    return _parse(name, load_raw_title(name), charters)
+    profiles: dict[str, Any] = {}
+    if (TITLES_DIR / name / "profiles.toml").exists():
+        with (TITLES_DIR / name / "profiles.toml").open("rb") as file:
+            profiles = tomllib.load(file)
+    return _parse(name, load_raw_title(name), charters, profiles)
+
+
+def rules_profile(title: str, profile: str) -> RulesProfile:
+    """The switches of a game's profile (`GameState.title`, `GameState.rules_profile`)."""
+    return load_title(title).profile(profile)
