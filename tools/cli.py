@@ -78,6 +78,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     site.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
 
+    selfplay = commands.add_parser(
+        "selfplay", help="one whole game of random legal bots, exported in the 18xx.games format"
+    )
+    selfplay.add_argument("--players", type=int, required=True, help="how many bots (2 to 6)")
+    selfplay.add_argument("--seed", type=int, required=True, help="the same seed, the same game")
+    selfplay.add_argument(
+        "--export", type=Path, required=True, help="write the game's export here (JSON)"
+    )
+    selfplay.add_argument(
+        "--profile",
+        choices=("rulebook", "18xx.games"),
+        default="18xx.games",
+        help="the rules profile the game is played under (default: 18xx.games)",
+    )
+    selfplay.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON summary: net worths by player, end reason, actions, profile",
+    )
+
     out = commands.add_parser("export", help="a game of ours in the 18xx.games export format")
     out.add_argument("game_id")
     out.add_argument("--gateway", default=Addresses.from_env().gateway)
@@ -126,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         return import_game(
             args.file, args.gateway, args.in_process, args.json, args.api_key, args.states
         )
+    if args.command == "selfplay":
+        from tools.selfplay import main as selfplay_main
+
+        return selfplay_main(args.players, args.seed, args.export, args.profile, args.json)
     if args.command == "export":
         from tools.sitelog.command import export_game
 

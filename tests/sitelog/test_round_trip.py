@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import random
 from pathlib import Path
 
 import pytest
 
-from services.rules.domain.commands import Command, CreateGame
-from services.rules.domain.decide import decide, legal_actions
-from services.rules.domain.events import SeatedPlayer
-from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
 from tests.shared import site_game_files
-from tools.bots import choose, command_for
+from tools.selfplay import random_game
 from tools.sitelog.export_format import load, parse
-from tools.sitelog.exporter import Batch, export
+from tools.sitelog.exporter import export
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay
 
@@ -36,21 +31,6 @@ def test_exported_game_replays_to_the_same_final_state(path: Path) -> None:
     assert again.state.players == first.state.players
     assert again.state.corporations == first.state.corporations
     assert again.state.board == first.state.board
-
-
-def random_game(players: int, seed: int) -> tuple[list[Batch], GameState]:
-    rng = random.Random(seed)
-    seated = tuple(SeatedPlayer(s, f"bot {s}") for s in range(1, players + 1))
-    command: Command = CreateGame(players=seated, seed=seed)
-    state = GameState()
-    batches = []
-    while True:
-        events = decide(state, command)
-        batches.append(Batch(command, tuple(events)))
-        state = fold(events, state)
-        if state.result is not None:
-            return batches, state
-        command = command_for(choose(legal_actions(state), rng), rng, state)
 
 
 @pytest.mark.parametrize(("players", "seed"), [(3, 1), (4, 2), (5, 3)])
