@@ -354,6 +354,30 @@ def test_undo_through_the_gateway(client: Client) -> None:
     assert state()["players"][0]["privates"] == []
 
 
+def test_the_rules_profile_travels_from_the_table_to_the_game(client: Client) -> None:
+    options = lobby_pb2.TableOptions(rules_profile="18xx.games")
+    created = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2, options=options))
+    assert created.table.options.rules_profile == "18xx.games"
+    table_id = created.table.table_id
+    for n in (1, 2):
+        client.lobby.JoinTable(lobby_pb2.JoinTableRequest(table_id=table_id, player_name=f"p{n}"))
+    game_id = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+    ).game_id
+    state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
+    assert state["rules_profile"] == "18xx.games"
+    plain = client.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=2)).table
+    assert plain.options.rules_profile == "rulebook"
+    unknown = lobby_pb2.TableOptions(rules_profile="house")
+    expect_error(
+        lambda: client.lobby.CreateTable(
+            lobby_pb2.CreateTableRequest(seat_count=2, options=unknown)
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "UNKNOWN_RULES_PROFILE",
+    )
+
+
 def test_tables_are_listed_with_their_games_summaries(client: Client) -> None:
     game_id, _tokens, host = started_table(client)
     client.lobby.EndGame(lobby_pb2.EndGameRequest(table_id=game_id), metadata=auth(host))

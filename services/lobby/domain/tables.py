@@ -13,6 +13,24 @@ from infra.rejection import Kind, Rejected
 from services.lobby.domain.clocks import ClockEvent, ClockSettings
 
 MIN_SEATS, MAX_SEATS = 2, 6
+#: The rules profiles a table may be played under (those of the title's profiles.toml,
+#: services/rules/titles/1889/profiles.toml; a test holds the two lists equal), so that a table
+#: with any other is refused when it is created, not when it starts.
+RULES_PROFILES = ("rulebook", "18xx.games")
+DEFAULT_RULES_PROFILE = RULES_PROFILES[0]
+
+
+def checked_rules_profile(name: str, field: str = "options.rules_profile") -> str:
+    """The profile a table option names ("" is the default), or UNKNOWN_RULES_PROFILE."""
+    profile = name or DEFAULT_RULES_PROFILE
+    if profile not in RULES_PROFILES:
+        raise Rejected(
+            "UNKNOWN_RULES_PROFILE",
+            f"there is no rules profile {name!r} (there are {', '.join(RULES_PROFILES)})",
+            Kind.INVALID_ARGUMENT,
+            {"field": field},
+        )
+    return profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +66,7 @@ class Table:
     fixed_seat_order: bool = False
     trust_submitted_revenue: bool = False
     undo_allowed: bool = False
+    rules_profile: str = DEFAULT_RULES_PROFILE
     host_credential_hash: str = ""
     host_player_id: str = ""  # a registered host who administers the table too
     tournament_id: str = ""
@@ -92,6 +111,7 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
                 fixed_seat_order=data["fixed_seat_order"],
                 trust_submitted_revenue=data.get("trust_submitted_revenue", False),
                 undo_allowed=data.get("undo_allowed", False),
+                rules_profile=data.get("rules_profile", DEFAULT_RULES_PROFILE),
                 host_credential_hash=data["host_credential_hash"],
                 host_player_id=data.get("host_player_id", ""),
                 tournament_id=data.get("tournament_id", ""),
@@ -145,7 +165,9 @@ def create(
     tournament_id: str = "",
     clock: ClockSettings | None = None,
     spectating: Spectating = Spectating(),
+    rules_profile: str = DEFAULT_RULES_PROFILE,
 ) -> list[LobbyEvent]:
+    profile = checked_rules_profile(rules_profile)
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         raise Rejected(
             "INVALID_SEAT_COUNT",
@@ -164,6 +186,7 @@ def create(
                 "fixed_seat_order": fixed_seat_order,
                 "trust_submitted_revenue": trust_submitted_revenue,
                 "undo_allowed": undo_allowed,
+                "rules_profile": profile,
                 "host_player_id": host_player_id,
                 "tournament_id": tournament_id,
                 "clock": dataclasses.asdict(clock) if clock else None,

@@ -140,6 +140,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             host_player_id=host.player_id if host and host.role == "host" else "",
             clock=clock_settings(request.options),
             spectating=spectating(request.options),
+            rules_profile=request.options.rules_profile,
         )
         try:
             table = await self._tables.append(table_id, 0, events)
@@ -344,6 +345,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                     fixed_seat_order=table.fixed_seat_order,
                     trust_submitted_revenue=table.trust_submitted_revenue,
                     undo_allowed=table.undo_allowed,
+                    rules_profile=table.rules_profile,
                 ),
                 timeout=10,
             )

@@ -164,6 +164,9 @@ class Tournaments:
         # Refuse bad options now, not at the first round.
         clock_settings(request.table_options)
         spectating(request.table_options)
+        tables.checked_rules_profile(
+            request.table_options.rules_profile, "table_options.rules_profile"
+        )
         entrants = []
         for player_id in request.player_ids:
             _version, player = await self._players.load(player_id)
@@ -216,6 +219,7 @@ class Tournaments:
                 tournament_id=tournament_id,
                 clock=clock_settings(options),
                 spectating=spectating(options),
+                rules_profile=options.rules_profile,
             )
             for seat, player_id in enumerate(players, start=1):
                 seat_hash = credential_hash(new_credential(table_id))  # players act with theirs

@@ -49,6 +49,7 @@ def table_to_proto(
             fixed_seat_order=table.fixed_seat_order,
             trust_submitted_revenue=table.trust_submitted_revenue,
             undo_allowed=table.undo_allowed,
+            rules_profile=table.rules_profile,
             closed_to_spectators=not table.spectating.open,
             spectator_delay_actions=table.spectating.delay_actions,
         ),

@@ -19,6 +19,7 @@ def state_document(state: GameState) -> dict[str, Any]:
     return {
         "title": state.title,
         "beginner_game": state.beginner_game,
+        "rules_profile": state.rules_profile,
         "bank": state.bank,
         "priority_deal": state.priority,
         "players": [

@@ -25,6 +25,7 @@ from services.rules.domain.commands import Command, CreateGame, EndGame, RunRout
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.state import GameState
+from services.rules.domain.title import DEFAULT_PROFILE
 from services.rules.domain.view import state_document
 from services.rules.shell.paging import page_of
 from services.rules.shell.repository import GameRepository
@@ -118,6 +119,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             fixed_seat_order=request.fixed_seat_order,
             trust_submitted_revenue=request.trust_submitted_revenue,
             undo_allowed=request.undo_allowed,
+            rules_profile=request.rules_profile or DEFAULT_PROFILE,
         )
         try:
             stored = await self._games.execute(request.game_id, command)
