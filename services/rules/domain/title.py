@@ -76,6 +76,8 @@ class RevenueChange:
 
 
 DEFAULT_PROFILE = "rulebook"
+#: The profile that plays a title as the 18xx.games site does (its logs import under it).
+SITE_PROFILE = "18xx.games"
 
 
 @dataclass(frozen=True, slots=True)
