@@ -18,10 +18,10 @@ from shikoku.v1 import game_pb2, game_pb2_grpc
 from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
 from tools.sitelog.compare import site_state
-from tools.sitelog.export_format import Action, ExportError, SiteGame, load
+from tools.sitelog.export_format import ExportError, SiteGame, load
 from tools.sitelog.exporter import batches_from, export
 from tools.sitelog.gateway_table import GatewayTable
-from tools.sitelog.replay import Outcome, replay
+from tools.sitelog.replay import Outcome, replay, replay_viewed
 from tools.supervisor import System
 
 BAR_WIDTH = 30
@@ -59,15 +59,16 @@ def replay_through(
             return 2
     with Client(gateway, api_key=api_key) as client, _state_log(states) as write:
         table = GatewayTable(game, client)
+        progress = None if as_json else _progress_bar()
         if states:
-            write(site_state(game, 0, table.view()))  # before the first action, as the site
-
-        def observed(action: Action) -> None:
-            write(site_state(game, int(action.get("id", 0)), table.view()))
-
-        outcome = replay(
-            game, table, None if as_json else _progress_bar(), observed if states else None
-        )
+            outcome = replay_viewed(
+                game,
+                table,
+                lambda action_id, view: write(site_state(game, action_id, view)),
+                progress,
+            )
+        else:
+            outcome = replay(game, table, progress)
     if as_json:
         print(json.dumps(as_document(outcome)))
     else:

@@ -205,3 +205,19 @@ def replay(
         if seat in by_seat
     }
     return outcome
+
+
+def replay_viewed(
+    game: SiteGame,
+    table: Table,
+    seen: Callable[[int, dict[str, Any]], None],
+    progress: Callable[[int, int], None] | None = None,
+) -> Outcome:
+    """`replay`, telling `seen` our state document before the first action (as action 0, the
+    way the site's per-action states begin) and after each action, with the site's action id."""
+    seen(0, table.view())
+
+    def observed(action: Action) -> None:
+        seen(int(action.get("id", 0)), table.view())
+
+    return replay(game, table, progress, observed)
