@@ -70,6 +70,7 @@ UNORDERED = ("trains", "companies")
 def _comparable(key: str, value: Any) -> Any:
     return sorted(value) if key in UNORDERED else value
 
+
 COMPARED_CORPORATION = ("cash", "price", "trains", "ipo", "floated", "companies", "tokens")
 
 

@@ -19,16 +19,18 @@ from services.rules import board
 from services.rules.domain import commands as cmd
 from services.rules.domain import events as ev
 from services.rules.domain import on_the_board
+from services.rules.domain.decide import legal_actions
 from services.rules.domain.evolve import evolve
+from services.rules.domain.legal import BuyTrainOption
 from services.rules.domain.market import load_market
 from services.rules.domain.route_pricing import corporation_graph
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, Step
 from services.rules.domain.title import load_title
 from services.rules.domain.undo import Logged, effective
+from tools.sitelog.certificates import INITIAL_OFFERING, Certificates
 
 Action = dict[str, Any]
 END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "ended": "manually_ended"}
-PRESIDENT = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,46 +45,13 @@ class Batch:
 class _Copies:
     """Site names for shares, trains and tiles, following them through the game."""
 
-    initial_offering: dict[str, list[int]] = field(default_factory=dict)
-    open_market: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    held: dict[tuple[int, str], list[int]] = field(default_factory=lambda: defaultdict(list))
+    certificates: Certificates = field(default_factory=Certificates)
     depot_bought: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     trains: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # owner ->
     #: Per tile, the copy numbers in the supply in the site's order: the unused copies, then
     #: those an upgrade took back off the map (8.3), in the order they came back.
     tile_supply: dict[str, list[int]] = field(default_factory=dict)
     tile_on_hex: dict[str, str] = field(default_factory=dict)
-
-    def share_ids(self, corporation: str) -> list[int]:
-        return self.initial_offering.setdefault(corporation, list(range(1, 9)))
-
-    def take_share(self, seat: int, corporation: str, source: str) -> str:
-        pool = (
-            self.share_ids(corporation)
-            if source == "initial_offering"
-            else (self.open_market[corporation])
-        )
-        number = pool.pop(0)
-        self.held[(seat, corporation)].append(number)
-        return f"{corporation}_{number}"
-
-    def sell_shares(self, seat: int, corporation: str, count: int) -> list[str]:
-        held = self.held[(seat, corporation)]
-        sold = [number for number in held if number != PRESIDENT][:count]
-        assert len(sold) == count, f"seat {seat} holds no {count} {corporation} shares to sell"
-        for number in sold:
-            held.remove(number)
-        self.open_market[corporation] += sold
-        return [f"{corporation}_{number}" for number in sold]
-
-    def swap_presidency(self, corporation: str, new: int, previous: int) -> None:
-        """7.5: the new president hands two 10% shares for the president's certificate."""
-        given = [n for n in self.held[(new, corporation)] if n != PRESIDENT][:2]
-        for number in given:
-            self.held[(new, corporation)].remove(number)
-        self.held[(previous, corporation)] += given
-        self.held[(previous, corporation)].remove(PRESIDENT)
-        self.held[(new, corporation)].append(PRESIDENT)
 
     def train_id(self, owner: str, name: str) -> str:
         return next(t for t in self.trains[owner] if t.rsplit("-", 1)[0] == name)
@@ -113,7 +82,7 @@ class _Copies:
     def observe(self, event: ev.Event) -> None:
         """What happened by itself: rusting, presidencies changing hands."""
         if isinstance(event, ev.PresidencyChanged):
-            self.swap_presidency(event.corporation, event.seat, event.previous)
+            self.certificates.swap_presidency(event.corporation, event.seat, event.previous)
         if isinstance(event, ev.TrainsRusted):
             for owner, held in self.trains.items():
                 self.trains[owner] = [t for t in held if t.rsplit("-", 1)[0] != event.train]
@@ -128,9 +97,6 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
     for batch in batches:
         swaps = [e for e in batch.events if isinstance(e, ev.PresidencyChanged)]
         selling = isinstance(batch.command, cmd.SellShares)
-        if selling:  # the certificates change hands first, then the shares are sold
-            for swap in swaps:
-                copies.observe(swap)
         if isinstance(batch.command, cmd.PayDividends) and skipped_routes:
             skipped_routes = False  # the site withholds by itself after a skipped route step
         elif isinstance(batch.command, cmd.CreateGame):
@@ -140,11 +106,13 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
             kinds = {*title.counts, *extra}
             copies.stock_tiles({t: title.counts.get(t, 0) + extra.get(t, 0) for t in kinds})
         else:
-            translated = _actions(batch.command, state, copies)
+            translated = _actions(batch.command, state, copies, swaps)
             skipped_routes = isinstance(batch.command, cmd.RunRoutes) and not translated
             for action in translated:
                 actions.append({**action, "id": len(actions) + 1})
-        for event in batch.events:
+        for index, event in enumerate(batch.events):
+            if index > 0 and (waited := _pass_the_site_waits_for(state, event)) is not None:
+                actions.append({**waited, "id": len(actions) + 1})
             if _ends_turn(state, event) and _site_offers_privates(state):
                 operating = state.round.current  # type: ignore[union-attr]
                 pass_ = {"type": "pass", "entity": operating, "entity_type": "corporation"}
@@ -200,7 +168,12 @@ def _entity(state: GameState, seat: int) -> dict[str, Any]:
     return {"entity": seat, "entity_type": "player"}
 
 
-def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Action]:
+def _actions(
+    command: cmd.Command,
+    state: GameState,
+    copies: _Copies,
+    swaps: Sequence[ev.PresidencyChanged] = (),
+) -> list[Action]:
     match command:
         case cmd.EndGame():
             return [{"type": "end_game", "entity": state.players[0].seat, "entity_type": "player"}]
@@ -211,13 +184,12 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
         case cmd.PlaceBid(seat=seat, company=company, price=price):
             return [{"type": "bid", **_entity(state, seat), "company": company, "price": price}]
         case cmd.Pass(seat=seat):
-            if _token_step_without_tokens(state):
-                return []  # the site skips a token step where no token can be placed
+            if _token_step_without_tokens(state) or _train_step_without_trains(state):
+                return []  # the site skips a step where nothing can be placed or bought
             return [{"type": "pass", **_entity(state, seat)}]
         case cmd.StartCorporation(seat=seat, corporation=corporation, par=par):
             row, column = load_market(state.title).par_positions()[par]
-            copies.share_ids(corporation)
-            copies.held[(seat, corporation)].append(PRESIDENT)
+            copies.certificates.start(seat, corporation)
             return [
                 {
                     "type": "par",
@@ -227,12 +199,14 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
                 }
             ]
         case cmd.BuyShare(seat=seat, corporation=corporation, source=source):
-            share = copies.take_share(seat, corporation, source)
+            share = copies.certificates.buy(seat, corporation, source)
             return [
                 {"type": "buy_shares", **_entity(state, seat), "shares": [share], "percent": 10}
             ]
         case cmd.SellShares(seat=seat, corporation=corporation, count=count):
-            shares = copies.sell_shares(seat, corporation, count)
+            new = next((e.seat for e in swaps if e.corporation == corporation), None)
+            bundle = copies.certificates.bundle(seat, corporation, count)
+            shares = copies.certificates.sell(seat, corporation, bundle, count, new)
             action = {"type": "sell_shares", "shares": shares, "percent": 10 * count}
             return [{**action, "entity": seat, "entity_type": "player"}]
         case cmd.LayTile(seat=seat, hex=hex_id, tile=tile, rotation=rotation):
@@ -260,7 +234,7 @@ def _actions(command: cmd.Command, state: GameState, copies: _Copies) -> list[Ac
             ]
         case cmd.ExchangePrivate(seat=seat, company=company):
             target = load_title(state.title).private(company).exchange_for
-            share = copies.take_share(seat, target, "initial_offering")
+            share = copies.certificates.buy(seat, target, INITIAL_OFFERING)
             return [
                 {
                     "type": "buy_shares",
@@ -306,11 +280,41 @@ PHASES_BUYING_PRIVATES = {"3", "4"}
 
 
 def _token_step_without_tokens(state: GameState) -> bool:
-    round_ = state.round
-    if not isinstance(round_, OperatingRound) or round_.step != Step.TOKEN:
+    if not _corporation_acts(state, Step.TOKEN):
         return False
-    corporation = state.corporation(round_.current)
+    corporation = state.corporation(state.round.current)  # type: ignore[union-attr]
     return next(iter(on_the_board.tokens(state, corporation)), None) is None
+
+
+def _corporation_acts(state: GameState, step: Step) -> bool:
+    """Whether the operating corporation itself acts at `step` (no private's ability and no
+    discard waits first)."""
+    round_ = state.round
+    return (
+        isinstance(round_, OperatingRound)
+        and round_.step == step
+        and round_.ability is None
+        and not round_.discarding
+    )
+
+
+def _train_step_without_trains(state: GameState) -> bool:
+    """The site's train step asks only a corporation that can buy a train; ours also stops
+    where a private could be bought (8.2, 8.8)."""
+    if not _corporation_acts(state, Step.TRAINS):
+        return False
+    return not any(isinstance(option, BuyTrainOption) for option in legal_actions(state))
+
+
+def _pass_the_site_waits_for(state: GameState, event: ev.Event) -> Action | None:
+    """A pass our engine made by itself (nothing else was possible) where the site still waits
+    for one: its track step waits whenever the corporation may lay track, legal tile or not
+    (8.3.1), and a closed-auction bidder who cannot raise is still asked (5.2)."""
+    if isinstance(event, ev.StepSkipped) and event.step == Step.TRACK:
+        return {"type": "pass", "entity": event.corporation, "entity_type": "corporation"}
+    if isinstance(event, ev.ClosedAuctionPassed):
+        return {"type": "pass", "entity": event.seat, "entity_type": "player"}
+    return None
 
 
 def _ends_turn(state: GameState, event: ev.Event) -> bool:

@@ -166,6 +166,7 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
                 table.end_game()
             else:
                 table.submit(step.seat, step)
+                translator.settle(table.view())
         yield action
 
 

@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shikoku.v1 import game_pb2
+from tools.sitelog.certificates import (
+    OPEN_MARKET,
+    PRESIDENT,
+    Certificates,
+    certificate_number,
+)
 from tools.sitelog.export_format import Action, SiteGame
 
 _HEX = re.compile(r"^[A-Z]\d+$")
@@ -43,8 +49,11 @@ def copy_name(site_id: str) -> str:
 @dataclass
 class Translator:
     game: SiteGame
-    #: share id -> "ipo", "market" or a holder; absent means still in the initial offering
-    shares: dict[str, str] = field(default_factory=dict)
+    certificates: Certificates = field(default_factory=Certificates)
+    #: corporation -> its president's seat, as of the last action
+    presidents: dict[str, int] = field(default_factory=dict)
+    #: a sale whose certificates move once the new president, if any, is known
+    pending_sale: tuple[int, str, list[int], int] | None = None
     #: train id -> "depot", "open_market" or the corporation holding it
     trains: dict[str, str] = field(default_factory=dict)
     #: tile copy id -> hex
@@ -76,6 +85,23 @@ class Translator:
             return int(corporation["president"])
         return self.seat_of_player(action["entity"])
 
+    def settle(self, view: dict[str, Any]) -> None:
+        """After our game took an action: move the certificates of a sale, and of a presidency
+        that changed hands, as the site does."""
+        presidents = {
+            str(c["id"]): int(c["president"]) for c in view["corporations"] if c.get("president")
+        }
+        sale, self.pending_sale = self.pending_sale, None
+        for corporation, now in presidents.items():
+            before = self.presidents.get(corporation)
+            changed = before is not None and before != now
+            if sale is not None and sale[1] == corporation:
+                seat, _, numbers, count = sale
+                self.certificates.sell(seat, corporation, numbers, count, now if changed else None)
+            elif changed and before is not None:
+                self.certificates.swap_presidency(corporation, now, before)
+        self.presidents = presidents
+
     def translate(self, action: Action, view: dict[str, Any]) -> Step:
         kind = action["type"]
         if kind == "end_game":
@@ -101,21 +127,21 @@ class Translator:
 
     def _par(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:
         par = int(str(action["share_price"]).split(",")[0])
-        self.shares[f"{action['corporation']}_0"] = str(action["entity"])
+        self.certificates.start(self.seat_of_player(action["entity"]), action["corporation"])
         start = game_pb2.StartCorporation(corporation=action["corporation"], par=par)
         return game_pb2.Command(start_corporation=start)
 
     def _buy_shares(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:
+        seat = self.acting_seat(action, view)
         if action.get("entity_type") == "company":  # a private exchanged for a share
             for share in action["shares"]:
-                self.shares[share] = "exchanged"
+                self.certificates.take(seat, share)
             exchange = game_pb2.ExchangePrivate(company=action["entity"])
             return game_pb2.Command(exchange_private=exchange)
         (share,) = action["shares"][:1]
         corporation = share.split("_")[0]
-        from_market = self.shares.get(share) == "market"
-        for bought in action["shares"]:
-            self.shares[bought] = str(action["entity"])
+        sources = [self.certificates.take(seat, bought) for bought in action["shares"]]
+        from_market = sources[0] == OPEN_MARKET
         source = (
             game_pb2.SHARE_SOURCE_OPEN_MARKET
             if from_market
@@ -124,11 +150,12 @@ class Translator:
         return game_pb2.Command(buy_share=game_pb2.BuyShare(corporation=corporation, source=source))
 
     def _sell_shares(self, action: Action, view: dict[str, Any]) -> game_pb2.Command:
-        shares = list(action["shares"])
-        corporation = shares[0].split("_")[0]
-        count = sum(2 if share.endswith("_0") else 1 for share in shares)
-        for sold in shares:
-            self.shares[sold] = "market"
+        named = [certificate_number(share) for share in action["shares"]]
+        corporation = named[0][0]
+        numbers = [number for _, number in named]
+        whole = sum(2 if number == PRESIDENT else 1 for number in numbers)
+        count = int(action["percent"]) // 10 if "percent" in action else whole
+        self.pending_sale = (self.acting_seat(action, view), corporation, numbers, count)
         return game_pb2.Command(
             sell_shares=game_pb2.SellShares(corporation=corporation, count=count)
         )
