@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from services.rules.domain.state import GameState
+from services.rules.domain.title import SITE_PROFILE
 from tests.shared import site_game_files
 from tools.selfplay import random_game
 from tools.sitelog.export_format import load, parse
@@ -35,7 +36,9 @@ def test_exported_game_replays_to_the_same_final_state(path: Path) -> None:
 
 @pytest.mark.parametrize(("players", "seed"), [(3, 1), (4, 2), (5, 3)])
 def test_a_game_played_here_exports_in_the_newer_form_and_replays(players: int, seed: int) -> None:
-    batches, final = random_game(players, seed)
+    # Played under the site's rules, as a game meant for the site is: under the rulebook's, a
+    # departure of the site (say where a bankrupt president's cash goes) would show.
+    batches, final = random_game(players, seed, rules_profile=SITE_PROFILE)
     document = export(f"bots-{seed}", batches)
     runs = [a for a in document["actions"] if a["type"] == "run_routes"]
     assert runs and all(

@@ -499,12 +499,13 @@ class BankBroken(Event):
 @dataclass(frozen=True, slots=True)
 class PlayerBankrupt(Event):
     """Rulebook 8.7.6: the president could not raise the money for a train; their cash went to
-    the corporation."""
+    the corporation, or to the bank when `to_bank` (the `bankrupt_cash_to_bank` switch)."""
 
     TYPE: ClassVar[str] = "PlayerBankrupt"
     seat: int
     corporation: str
     cash: int
+    to_bank: bool = False
 
 
 @dataclass(frozen=True, slots=True)

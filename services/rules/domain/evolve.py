@@ -660,6 +660,8 @@ def _bank_broken(state: GameState, event: ev.BankBroken) -> GameState:
 
 def _player_bankrupt(state: GameState, event: ev.PlayerBankrupt) -> GameState:
     state = _update_player(state, event.seat, lambda p: replace(p, cash=p.cash - event.cash))
+    if event.to_bank:
+        return replace(state, bank=state.bank + event.cash)
     return _update_corporation(
         state, event.corporation, lambda c: replace(c, cash=c.cash + event.cash)
     )

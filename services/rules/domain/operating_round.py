@@ -407,7 +407,7 @@ def _decide_ability(
 
 def _bankruptcy(state: GameState, corporation: Corporation, seat: int) -> list[ev.Event]:
     """8.7.6: the president sells all they legally may, then all their cash goes to the
-    corporation and they are bankrupt."""
+    corporation (to the bank under the `bankrupt_cash_to_bank` switch) and they are bankrupt."""
     market = load_market(state.title)
     sales: list[ev.Event] = []
     raised = 0
@@ -425,7 +425,9 @@ def _bankruptcy(state: GameState, corporation: Corporation, seat: int) -> list[e
         )
         raised += option.max_count * option.price
     cash = state.player(seat).cash + raised
-    return [*sales, ev.PlayerBankrupt(seat=seat, corporation=corporation.id, cash=cash)]
+    to_bank = state.rules.bankrupt_cash_to_bank
+    bankrupt = ev.PlayerBankrupt(seat=seat, corporation=corporation.id, cash=cash, to_bank=to_bank)
+    return [*sales, bankrupt]
 
 
 def _decide_discard(state: GameState, round_: OperatingRound, command: PlayerCommand) -> ev.Event:

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.rules.board import Position
+from services.rules.domain.title import RulesProfile, rules_profile
 
 EMPTY: MappingProxyType[Any, Any] = MappingProxyType({})
 
@@ -205,6 +206,11 @@ class GameState:
     result: GameResult | None = None
     board: Position | None = None  # tiles and station tokens on the map
     used_abilities: frozenset[str] = frozenset()  # privates whose one-time ability is spent
+
+    @property
+    def rules(self) -> RulesProfile:
+        """The switches of the game's rules profile (the title's profiles.toml)."""
+        return rules_profile(self.title, self.rules_profile)
 
     def corporation(self, corporation_id: str) -> Corporation:
         for corporation in self.corporations:

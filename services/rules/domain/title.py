@@ -89,6 +89,9 @@ class RulesProfile:
 
     name: str
     description: str = ""
+    #: 8.7.6 (failure to raise funds): a bankrupt president's remaining cash goes to the bank,
+    #: not to the corporation's treasury.
+    bankrupt_cash_to_bank: bool = False
 
 
 @dataclass(frozen=True, slots=True)

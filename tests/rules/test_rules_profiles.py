@@ -1,0 +1,79 @@
+"""Rules profiles: each switch of the 18xx.games profile, shown on a position built here under
+both profiles (rulebook: our default; 18xx.games: as the site's engine plays it). The switches
+are listed in docs/rules-notes.md, "Rules profiles"."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+
+import pytest
+
+from services.rules.domain import events as ev
+from services.rules.domain.commands import DeclareBankruptcy
+from services.rules.domain.state import GameState, Step
+from services.rules.domain.title import SWITCHES, TitleDataError, _profiles, load_title
+from tests.rules.builders import (
+    after_auction,
+    floated,
+    operating,
+    with_corporation,
+    with_player,
+    with_tiles,
+)
+from tests.rules.helpers import play
+
+A, B, C = 1, 2, 3
+RULEBOOK, SITE = "rulebook", "18xx.games"
+
+
+def under(state: GameState, profile: str) -> GameState:
+    return dataclasses.replace(state, rules_profile=profile)
+
+
+# ---- the profiles themselves --------------------------------------------------------------
+
+
+def test_the_rulebook_profile_turns_no_switch_on_and_the_site_profile_all() -> None:
+    profiles = load_title("1889").profiles
+    assert set(profiles) == {RULEBOOK, SITE}
+    assert not any(getattr(profiles[RULEBOOK], switch) for switch in SWITCHES)
+    assert all(getattr(profiles[SITE], switch) for switch in SWITCHES)
+
+
+def test_a_profile_naming_no_switch_of_ours_is_bad_title_data() -> None:
+    with pytest.raises(TitleDataError, match="no switch"):
+        _profiles("1889", {"profile": {"x": {"bankrupt_cash_to_bamk": True}}})
+    with pytest.raises(TitleDataError, match="not a bool"):
+        _profiles("1889", {"profile": {"x": {"bankrupt_cash_to_bank": 1}}})
+    with pytest.raises(TitleDataError, match="turns a switch on"):
+        _profiles("1889", {"profile": {"rulebook": {"bankrupt_cash_to_bank": True}}})
+
+
+# ---- 8.7.6: a bankrupt president's cash ---------------------------------------------------
+
+
+def bankrupt_position(profile: str) -> GameState:
+    """SR has ¥300 and must buy a ¥1100 Diesel; its president has ¥200 and can raise ¥180."""
+    state = under(after_auction(), profile)
+    state = floated(state, "SR", {A: 2, B: 3}, (2, 3), cash=300)
+    state = floated(state, "IR", {A: 5}, (6, 3), par=65, open_market=0)
+    state = with_player(state, A, cash=200, shares={"SR": 2, "IR": 5})
+    depot = MappingProxyType({"2": 0, "3": 0, "4": 0, "5": 0, "6": 0, "D": -1})
+    state = dataclasses.replace(state, depot=depot, phase="D")
+    state = with_corporation(state, "SR", president=A)
+    return operating(with_tiles(state, ("I2", "6", 4)), "SR", step=Step.TRAINS)
+
+
+@pytest.mark.parametrize(("profile", "to_bank"), [(RULEBOOK, False), (SITE, True)])
+def test_a_bankrupt_presidents_cash_goes_to_the_corporation_or_the_bank(
+    profile: str, to_bank: bool
+) -> None:
+    state = bankrupt_position(profile)
+    bank = state.bank
+    state, events = play(state, DeclareBankruptcy(A))
+    cash = 200 + 3 * 60  # three IR sold at ¥60 (the president's certificate stays)
+    assert ev.PlayerBankrupt(A, "SR", cash, to_bank=to_bank) in events
+    assert state.player(A).cash == 0
+    assert state.corporation("SR").cash == 300 + (0 if to_bank else cash)
+    assert state.bank == bank - 3 * 60 + (cash if to_bank else 0)
