@@ -132,9 +132,10 @@ def _skipped_routes(
 
 def _catch_up(action: Action, table: Table, translator: Translator) -> None:
     """The site skipped a step that our engine still offers (nothing the site wanted to do
-    there): pass it, so that the action lands on the step it belongs to. Our step is read
-    again before each pass: our engine skips some steps by itself (a corporation without trains
-    runs no routes and pays nothing, 8.5/8.6)."""
+    there): pass it, so that the action lands on the step it belongs to; a route step the site
+    skipped runs no routes (it cannot be passed). Our step is read again before each pass: our
+    engine skips some steps by itself (a corporation without trains runs no routes and pays
+    nothing, 8.5/8.6)."""
     target = _STEP_OF.get(action["type"])
     if target is None:
         return
@@ -146,7 +147,12 @@ def _catch_up(action: Action, table: Table, translator: Translator) -> None:
         if _STEPS.index(step) >= _STEPS.index(target):
             return
         seat = translator.acting_seat(action, view)
-        table.submit(seat, Submit(seat, game_pb2.Command(pass_turn=game_pb2.Pass())))
+        skip = (
+            game_pb2.Command(run_routes=game_pb2.RunRoutes())
+            if step == "routes"
+            else game_pb2.Command(pass_turn=game_pb2.Pass())
+        )
+        table.submit(seat, Submit(seat, skip))
 
 
 def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
@@ -167,7 +173,27 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
             else:
                 table.submit(step.seat, step)
                 translator.settle(table.view())
+        if upcoming is not None:
+            following = actions[done + 1] if done + 1 < len(actions) else None
+            _take_skipped_steps(upcoming, following, table, translator)
         yield action
+
+
+def _take_skipped_steps(
+    upcoming: Action, following: Action | None, table: Table, translator: Translator
+) -> None:
+    """Right after an action, the steps the site then took by itself (a skipped route step
+    withholds, which moves the share price), so that our state after each action is the
+    site's: what the upcoming action's own catch-up would do, one action earlier. What our game
+    refuses here is left for that catch-up to report, against the action it belongs to."""
+    try:
+        _skipped_routes(upcoming, following, table, translator)
+        if upcoming["type"] != "pass":
+            _catch_up(upcoming, table, translator)
+            _skipped_routes(upcoming, following, table, translator)
+            _catch_up(upcoming, table, translator)
+    except (Rejected, Untranslatable):
+        pass
 
 
 def replay(
