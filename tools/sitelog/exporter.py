@@ -119,7 +119,11 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
                 actions.append({**pass_, "id": len(actions) + 1})
             if not (selling and event in swaps):
                 copies.observe(event)
+            waits = _track_step_waits_after(state, event)
             state = evolve(state, event)
+            if waits:
+                pass_ = {"type": "pass", "entity": event.corporation, "entity_type": "corporation"}  # type: ignore[attr-defined]
+                actions.append({**pass_, "id": len(actions) + 1})
     if created is None:
         raise ValueError(f"game {game_id} has no CreateGame command")
     return {
@@ -315,6 +319,29 @@ def _pass_the_site_waits_for(state: GameState, event: ev.Event) -> Action | None
     if isinstance(event, ev.ClosedAuctionPassed):
         return {"type": "pass", "entity": event.seat, "entity_type": "player"}
     return None
+
+
+def _track_step_waits_after(state: GameState, event: ev.Event) -> bool:
+    """Whether the site's track step still waits (for a pass) after the corporation's own lay:
+    while its president holds a private whose tile ability is theirs to use at that step (the
+    MF's port tile), legal hex or not."""
+    round_ = state.round
+    if not (
+        isinstance(event, ev.TileLaid)
+        and not event.ability
+        and isinstance(round_, OperatingRound)
+        and round_.current == event.corporation
+    ):
+        return False
+    president = state.corporation(event.corporation).president
+    abilities = board.load_title(state.title).lay_abilities
+    return any(
+        state.privates_owned.get(company) == president
+        and company not in state.used_abilities
+        and company not in state.closed_privates
+        and ability.owner is board.title.Owner.PLAYER
+        for company, ability in abilities.items()
+    )
 
 
 def _ends_turn(state: GameState, event: ev.Event) -> bool:
