@@ -9,9 +9,21 @@ from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
 
 
-def new_game(players: int, seed: int = 0, fixed: bool = True, beginner: bool = False) -> GameState:
+def new_game(
+    players: int,
+    seed: int = 0,
+    fixed: bool = True,
+    beginner: bool = False,
+    rules_profile: str = "rulebook",
+) -> GameState:
     seated = tuple(ev.SeatedPlayer(seat, f"p{seat}") for seat in range(1, players + 1))
-    command = CreateGame(players=seated, seed=seed, fixed_seat_order=fixed, beginner_game=beginner)
+    command = CreateGame(
+        players=seated,
+        seed=seed,
+        fixed_seat_order=fixed,
+        beginner_game=beginner,
+        rules_profile=rules_profile,
+    )
     return fold(decide(GameState(), command))
 
 

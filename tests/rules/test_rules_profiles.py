@@ -10,7 +10,7 @@ from types import MappingProxyType
 import pytest
 
 from services.rules.domain import events as ev
-from services.rules.domain.commands import DeclareBankruptcy
+from services.rules.domain.commands import BuyPrivate, DeclareBankruptcy, Pass, PlaceBid
 from services.rules.domain.state import GameState, Step
 from services.rules.domain.title import SWITCHES, TitleDataError, _profiles, load_title
 from tests.rules.builders import (
@@ -21,7 +21,7 @@ from tests.rules.builders import (
     with_player,
     with_tiles,
 )
-from tests.rules.helpers import play
+from tests.rules.helpers import new_game, play
 
 A, B, C = 1, 2, 3
 RULEBOOK, SITE = "rulebook", "18xx.games"
@@ -77,3 +77,45 @@ def test_a_bankrupt_presidents_cash_goes_to_the_corporation_or_the_bank(
     assert state.player(A).cash == 0
     assert state.corporation("SR").cash == 300 + (0 if to_bank else cash)
     assert state.bank == bank - 3 * 60 + (cash if to_bank else 0)
+
+
+# ---- 5.2: who acts in a closed auction of three or more bidders ---------------------------
+
+
+def closed_auction_for_er(profile: str) -> GameState:
+    """ER reaches the top with bids of seat 1 (¥45), seat 3 (¥50) and seat 2 (¥55)."""
+    state = new_game(3, rules_profile=profile)
+    state, _ = play(
+        state,
+        PlaceBid(A, "ER", 45),
+        Pass(B),
+        PlaceBid(C, "ER", 50),
+        Pass(A),
+        PlaceBid(B, "ER", 55),
+        BuyPrivate(C, "TR"),
+        BuyPrivate(A, "MF"),
+    )
+    assert state.round is not None and state.round.closed is not None  # type: ignore[union-attr]
+    return state
+
+
+def test_rulebook_closed_auction_starts_left_of_the_highest_bidder_and_goes_clockwise() -> None:
+    state = closed_auction_for_er(RULEBOOK)
+    assert state.acting_seats == (C,)  # left of seat 2, the highest
+    state, _ = play(state, PlaceBid(C, "ER", 60))
+    assert state.acting_seats == (A,)
+    state, _ = play(state, Pass(A))
+    assert state.acting_seats == (B,)
+
+
+def test_site_closed_auction_always_lets_the_lowest_bidder_act() -> None:
+    state = closed_auction_for_er(SITE)
+    assert state.acting_seats == (A,)  # ¥45, the lowest
+    state, _ = play(state, PlaceBid(A, "ER", 60))
+    assert state.acting_seats == (C,)  # ¥50
+    state, _ = play(state, Pass(C))
+    assert state.acting_seats == (B,)  # ¥55 against seat 1's ¥60
+    state, _ = play(state, PlaceBid(B, "ER", 65))
+    assert state.acting_seats == (A,)
+    state, events = play(state, Pass(A))
+    assert ev.PrivateSold(seat=B, company="ER", price=65) in events

@@ -195,13 +195,22 @@ def next_event(state: GameState, auction: PrivateAuction) -> ev.Event | None:
 
 
 def _closed_order(state: GameState, bids: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
-    """The bidders clockwise, starting with the one to the left of the highest bidder."""
+    """The bidders clockwise, starting with the one to the left of the highest bidder (5.2).
+
+    Under the `closed_auction_lowest_bidder_acts` switch, the bidders from the lowest bid up:
+    the site always lets the lowest bidder act, and since each bid tops them all, going round
+    that order from the start is always going to the lowest bidder (a bidder who raises goes
+    to the top, one who passes leaves)."""
     high_seat = max(bids, key=lambda bid: bid[1])[0]
     bidders = {seat for seat, _price in bids}
     start = state.index_of(high_seat) + 1
     count = len(state.players)
     clockwise = [state.players[(start + i) % count].seat for i in range(count)]
-    return tuple(seat for seat in clockwise if seat in bidders)
+    order = tuple(seat for seat in clockwise if seat in bidders)
+    if state.rules.closed_auction_lowest_bidder_acts:
+        price = dict(bids)
+        return tuple(sorted(order, key=lambda seat: price[seat]))
+    return order
 
 
 def _after_all_passed(state: GameState, auction: PrivateAuction) -> ev.Event:

@@ -92,6 +92,9 @@ class RulesProfile:
     #: 8.7.6 (failure to raise funds): a bankrupt president's remaining cash goes to the bank,
     #: not to the corporation's treasury.
     bankrupt_cash_to_bank: bool = False
+    #: 5.2 (closed auction): the lowest bidder always acts next, instead of the bidder to the
+    #: left of the highest bidder first and then clockwise (they differ with three or more).
+    closed_auction_lowest_bidder_acts: bool = False
 
 
 @dataclass(frozen=True, slots=True)
