@@ -9,8 +9,19 @@ from types import MappingProxyType
 
 import pytest
 
+from infra.rejection import Rejected
 from services.rules.domain import events as ev
-from services.rules.domain.commands import BuyPrivate, DeclareBankruptcy, Pass, PlaceBid
+from services.rules.domain.commands import (
+    BuyPrivate,
+    BuyTrain,
+    DeclareBankruptcy,
+    Pass,
+    PlaceBid,
+    SellShares,
+)
+from services.rules.domain.decide import decide, legal_actions
+from services.rules.domain.evolve import fold
+from services.rules.domain.legal import SellOption
 from services.rules.domain.state import GameState, Step
 from services.rules.domain.title import SWITCHES, TitleDataError, _profiles, load_title
 from tests.rules.builders import (
@@ -119,3 +130,50 @@ def test_site_closed_auction_always_lets_the_lowest_bidder_act() -> None:
     assert state.acting_seats == (A,)
     state, events = play(state, Pass(A))
     assert ev.PrivateSold(seat=B, company="ER", price=65) in events
+
+
+# ---- 8.7.6: selling the same corporation's shares again in a forced purchase --------------
+
+
+def forced_purchase(profile: str) -> GameState:
+    """SR, without cash, must buy a ¥80 2-train; its president (seat 1, no cash) holds 3 IR at
+    ¥60 and 2 KO at ¥55 (others preside over both)."""
+    state = with_tiles(under(after_auction(), profile), ("I2", "6", 4))
+    state = floated(state, "SR", {A: 2, B: 2}, (2, 3), cash=0)
+    state = floated(state, "IR", {B: 5, A: 3}, (6, 3), par=65)
+    state = floated(state, "KO", {C: 4, A: 2}, (7, 3), par=65)
+    state = with_player(state, A, cash=0)
+    return operating(state, "SR", step=Step.TRAINS)
+
+
+def sales(state: GameState) -> list[SellOption]:
+    return [o for o in legal_actions(state) if isinstance(o, SellOption)]
+
+
+@pytest.mark.parametrize("profile", [RULEBOOK, SITE])
+def test_a_forced_purchase_may_sell_two_corporations_shares(profile: str) -> None:
+    state = forced_purchase(profile)
+    assert sales(state) == [SellOption("IR", 2, 60, A), SellOption("KO", 2, 55, A)]
+
+
+def test_rulebook_forced_purchase_may_sell_a_corporations_shares_again() -> None:
+    state, _ = play(forced_purchase(RULEBOOK), SellShares(A, "IR", 1))  # ¥60 of ¥80
+    assert sales(state) == [SellOption("IR", 1, 55, A), SellOption("KO", 1, 55, A)]
+    state, _ = play(state, SellShares(A, "IR", 1), BuyTrain(A, "2", "depot", 80))
+    assert state.corporation("SR").trains == ("2",)
+    assert state.player(A).shares_of("IR") == 1
+
+
+def test_site_forced_purchase_sells_each_corporation_once() -> None:
+    state, _ = play(forced_purchase(SITE), SellShares(A, "IR", 1))
+    assert sales(state) == [SellOption("KO", 1, 55, A)]
+    with pytest.raises(Rejected) as refused:
+        decide(state, SellShares(A, "IR", 1))
+    assert refused.value.reason == "CANNOT_SELL"
+    state, _ = play(state, SellShares(A, "KO", 1))
+    assert state.round.sold_for_train == {"IR", "KO"}  # type: ignore[union-attr]
+    # The next corporation's turn starts afresh.
+    after = fold([ev.CorporationOperates("KO")], state)
+    assert after.round.sold_for_train == frozenset()  # type: ignore[union-attr]
+    state, _ = play(state, BuyTrain(A, "2", "depot", 80))
+    assert state.corporation("SR").trains == ("2",)

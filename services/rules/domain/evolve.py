@@ -309,8 +309,10 @@ def _after_stock_action(
     state: GameState, seat: int, action: str, corporation_id: str
 ) -> Round | None:
     stock_round = state.round
+    if isinstance(stock_round, OperatingRound):  # an emergency sale (8.7.6)
+        return replace(stock_round, sold_for_train=stock_round.sold_for_train | {corporation_id})
     if not isinstance(stock_round, StockRound):
-        return stock_round  # an emergency sale in an operating round
+        return stock_round
     selling = action == "sell"
     return replace(
         stock_round,
@@ -454,7 +456,9 @@ _NEXT_STEP = {
 
 
 def _corporation_operates(state: GameState, event: ev.CorporationOperates) -> GameState:
-    return _with_round(state, current=event.corporation, step=Step.TRACK, revenue=0)
+    return _with_round(
+        state, current=event.corporation, step=Step.TRACK, revenue=0, sold_for_train=frozenset()
+    )
 
 
 def _token_on_board(state: GameState, corporation: str, hex_: str, city: int) -> GameState:

@@ -214,14 +214,18 @@ def _forced_purchase_options(state: GameState, corporation: Corporation) -> list
 def emergency_sales(state: GameState, corporation: Corporation, short: int) -> list[SellOption]:
     """Shares the president may sell to raise `short` (8.7.6): the usual limits, never a
     president's certificate, no presidency change of the seller's corporations, and no more
-    shares than needed."""
+    shares than needed. Under the `forced_sale_once_per_corporation` switch, none of a
+    corporation whose shares they have already sold for this purchase."""
     seat = corporation.president
     player = state.player(seat)
     market = load_market(state.title)
     options: list[SellOption] = []
+    sold: frozenset[str] = frozenset()
+    if state.rules.forced_sale_once_per_corporation and isinstance(state.round, OperatingRound):
+        sold = state.round.sold_for_train
     for other in state.corporations:
         held = player.shares_of(other.id)
-        if not held or other.position is None:
+        if not held or other.position is None or other.id in sold:
             continue
         limit = min(held, OPEN_MARKET_LIMIT - other.open_market)
         if other.president == seat:

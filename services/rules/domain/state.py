@@ -168,6 +168,9 @@ class OperatingRound:
     #: The corporations floated when the round began: only they operate in it (7.4, 14.2: one
     #: that floats during the round, say by an exchange, operates from the next round on).
     floated_at_start: frozenset[str] = frozenset()
+    #: The corporations whose shares the operating corporation's president has sold in this
+    #: turn (to raise a forced train purchase, 8.7.6).
+    sold_for_train: frozenset[str] = frozenset()
 
 
 Round = PrivateAuction | StockRound | OperatingRound

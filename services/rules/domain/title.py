@@ -95,6 +95,10 @@ class RulesProfile:
     #: 5.2 (closed auction): the lowest bidder always acts next, instead of the bidder to the
     #: left of the highest bidder first and then clockwise (they differ with three or more).
     closed_auction_lowest_bidder_acts: bool = False
+    #: 8.7.6 (forced train purchase): the president sells each corporation's shares at most
+    #: once (one block) while raising the money, where the rulebook lets them sell shares of
+    #: the same corporation again, in any order they choose.
+    forced_sale_once_per_corporation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
