@@ -76,5 +76,20 @@ soak: setup
 	SHIKOKU_FAILOVER_GAMES=16 $(BIN)/pytest -q --timeout 3600 tests/reliability/cluster/test_failover.py
 	SHIKOKU_FUZZ_EXAMPLES=400 $(BIN)/pytest -q --timeout 3600 tests/e2e/test_fuzz.py
 
+# The differential harness (docs/crosscheck.md), not part of `make test`: N seeded bot games over
+# PLAYERS, replayed on the 18xx.games site's engine (Ruby; SITE_ENGINE, REQUIRE_ALL) and by ours,
+# state by state. FLAGS=--json for a JSON report.
+N ?= 10
+PLAYERS ?= 2-6
+PROFILE ?= 18xx.games
+.PHONY: crosscheck crosscheck-record
+crosscheck: setup
+	$(BIN)/python -m tools.crosscheck --games $(N) --players $(PLAYERS) --profile $(PROFILE) $(FLAGS)
+
+# Rewrites tests/crosscheck/recorded/ from the fixed set of games, which
+# tests/crosscheck/test_recorded_site_games.py holds our engine and exporter to.
+crosscheck-record: setup
+	$(BIN)/python -m tools.crosscheck --record tests/crosscheck/recorded $(FLAGS)
+
 clean:
 	rm -rf $(VENV) shikoku/v1 shikoku/internal .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,111 @@
+"""The differences from the site's states that are allowed, and why: each one a documented
+difference of representation between the two engines (docs/rules-notes.md, "How the site's
+steps differ" and "Comparing states"), never a difference of rules, and never a special case of
+one game. Anything not explained here is a disagreement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tools.sitelog.compare import differences
+from tools.sitelog.export_format import Action, SiteGame
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """Our state document after the site's action `action_id`, with the site's states."""
+
+    game: SiteGame
+    actions: Mapping[int, Action]  # the export's effective actions by id
+    site: Mapping[int, dict[str, Any]]  # action id -> the site's state after it
+    following: Mapping[int, int]  # action id -> the site's next action id
+    action_id: int
+    ours: dict[str, Any]
+    found: list[str]  # what differs from the site's state after action_id
+
+
+@dataclass(frozen=True, slots=True)
+class Allowance:
+    name: str
+    why: str
+    explains: Callable[[Seen], bool]
+
+
+def _ahead_of_a_waiting_step(seen: Seen) -> bool:
+    following = seen.following.get(seen.action_id)
+    if following is None:
+        return False
+    return not differences(seen.game, seen.site[following], seen.ours)
+
+
+_BEFORE_ROUTES = {"track", "token"}
+
+
+def _withheld_before_buying_privates(seen: Seen) -> bool:
+    round_ = seen.ours.get("round") or {}
+    corporation = round_.get("operating")
+    if not corporation or round_.get("step") not in _BEFORE_ROUTES:
+        return False
+    if any(not d.startswith(f"{corporation} price:") for d in seen.found):
+        return False
+    following = seen.following.get(seen.action_id)
+    upcoming = seen.actions.get(following) if following is not None else None
+    if upcoming is None:
+        return False
+    own = upcoming.get("entity") == corporation and upcoming["type"] in {"buy_company", "pass"}
+    return own or upcoming.get("entity_type") == "company"
+
+
+ALLOWANCES: tuple[Allowance, ...] = (
+    Allowance(
+        name="past a step the site waits on",
+        why=(
+            "docs/rules-notes.md, 'Passing a step with nothing to do': our engine moves on by "
+            "itself where the site waits for a pass, so after that action we already are in "
+            "the state the site reaches with its next action"
+        ),
+        explains=_ahead_of_a_waiting_step,
+    ),
+    Allowance(
+        name="withheld before the blocking buy-a-private step",
+        why=(
+            "docs/rules-notes.md, 'The blocking \"buy a private\" step': a corporation whose "
+            "route step the site skips (no route) withholds there, before the privates it buys "
+            "in the step that ends its turn; ours may buy them at any point (8.2, 8.8) and "
+            "withholds after them. Only that corporation's share price differs, while it buys "
+            "privates (or a private uses its ability) before our route step, up to its pass "
+            "that ends the site's step"
+        ),
+        explains=_withheld_before_buying_privates,
+    ),
+)
+
+
+def allowed(seen: Seen) -> Allowance | None:
+    """The allowance that explains `seen.found`, if one does."""
+    return next((a for a in ALLOWANCES if a.explains(seen)), None)
+
+
+def seats_in_play_order(document: dict[str, Any]) -> dict[str, Any]:
+    """An export with its players numbered 1, 2, ... in the order it lists them (play order).
+
+    The one allowed difference between an export and the export of the same game imported
+    again: a game played here numbers its seats as the players joined, an imported one in the
+    site's play order (as tests/sitelog/test_round_trip.py compares players by name). Player
+    ids are the only thing this renumbers: in `players`, `result` and the acting player of each
+    action."""
+    number = {p["id"]: n for n, p in enumerate(document["players"], start=1)}
+
+    def action(one: Action) -> Action:
+        if one.get("entity_type") != "player":
+            return one
+        return {**one, "entity": number.get(one["entity"], one["entity"])}
+
+    return {
+        **document,
+        "players": [{**p, "id": number[p["id"]]} for p in document["players"]],
+        "actions": [action(a) for a in document["actions"]],
+        "result": {str(number[int(k)]): v for k, v in document["result"].items()},
+    }

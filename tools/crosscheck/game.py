@@ -1,0 +1,165 @@
+"""One crosschecked game: played by the bots, exported, replayed on the site's engine and by
+ours, and what the two made of it."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tools.crosscheck.site_engine import SiteEngine, SiteRun
+from tools.crosscheck.states import check_states
+from tools.selfplay import play
+from tools.sitelog.export_format import Action, parse
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    players: int
+    seed: int
+    profile: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.players}p-seed{self.seed}"
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    kind: str  # what went wrong, without the particulars (for counting)
+    action_id: int | None
+    action: Action | None
+    detail: str
+
+
+@dataclass
+class GameReport:
+    plan: Plan
+    game_id: str
+    actions: int
+    site: SiteRun
+    our_result: dict[str, int]
+    our_end_reason: str
+    states_compared: int = 0
+    site_states: int = 0
+    states_equal: bool = False
+    first_disagreement: int | None = None  # see StateCheck.first_disagreement
+    allowed: dict[str, int] = field(default_factory=dict)
+    disagreements: list[Disagreement] = field(default_factory=list)
+
+    @property
+    def same_result(self) -> bool:
+        return (
+            self.site.accepted
+            and self.site.finished
+            and self.site.result == self.our_result
+            and self.site.end_reason == self.our_end_reason
+        )
+
+    def as_document(self) -> dict[str, Any]:
+        return {
+            "name": self.plan.name,
+            "players": self.plan.players,
+            "seed": self.plan.seed,
+            "profile": self.plan.profile,
+            "game_id": self.game_id,
+            "actions": self.actions,
+            "accepted_raw": self.site.accepted,
+            "same_result": self.same_result,
+            "states_equal": self.states_equal,
+            "first_disagreement": self.first_disagreement,
+            "states_compared": self.states_compared,
+            "site_states": self.site_states,
+            "site": self.site.as_document(),
+            "ours": {"result": self.our_result, "game_end_reason": self.our_end_reason},
+            "allowed": self.allowed,
+            "disagreements": [
+                {"kind": d.kind, "action_id": d.action_id, "action": d.action, "detail": d.detail}
+                for d in self.disagreements
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A game's files: the export as the site read it, and the site's states as it wrote them."""
+
+    export_text: str
+    states_text: str
+
+
+def _refusal_kind(exception: str) -> str:
+    """The engine's message without the particulars: action ids, amounts, hexes."""
+    message = re.sub(r" at \d+$", "", exception)
+    message = re.sub(r"\b[A-Z]\d+\b", "<hex>", message)
+    return "site refused: " + re.sub(r"\d+", "#", message)
+
+
+def _field(difference: str) -> str:
+    """ "player 3 cash: site 10, ours 20" -> "player cash"; "AR trains: ..." -> "corporation
+    trains"."""
+    what = difference.split(":", 1)[0]
+    what = re.sub(r"^player \S+ ", "player ", what)
+    return re.sub(r"^[A-Z]{2,3} ", "corporation ", what)
+
+
+def crosscheck(plan: Plan, engine: SiteEngine) -> tuple[GameReport, Played]:
+    """Plays, exports and replays one game on both engines; also returns the export as the
+    site read it and the site's states as it wrote them."""
+    game = play(plan.players, plan.seed, plan.profile)
+    export_text = json.dumps(game.document, indent=1) + "\n"
+    with tempfile.TemporaryDirectory(prefix="crosscheck-") as scratch:
+        export_path = Path(scratch) / f"{plan.name}.export.json"
+        states_path = Path(scratch) / f"{plan.name}.site.jsonl"
+        export_path.write_text(export_text)
+        site = engine.replay(export_path, states_path)
+        played = Played(export_text, states_path.read_text())
+    return compare(plan, played, site), played
+
+
+def compare(plan: Plan, played: Played, site: SiteRun) -> GameReport:
+    """What our engine and the site's made of one export."""
+    document = json.loads(played.export_text)
+    exported = parse(document)
+    states = [json.loads(line) for line in played.states_text.splitlines()]
+    report = GameReport(
+        plan,
+        exported.id,
+        len(exported.actions),
+        site,
+        {str(k): int(v) for k, v in document["result"].items()},
+        str(document.get("game_end_reason", "")),
+    )
+    check = check_states(exported, states)
+    report.states_compared, report.site_states = check.compared, check.site_states
+    report.states_equal, report.allowed = check.equal, dict(check.allowed)
+    report.first_disagreement = check.first_disagreement
+    found = report.disagreements
+    if not site.accepted:
+        found.append(
+            Disagreement(
+                _refusal_kind(site.exception), site.refused_action, site.refused, site.exception
+            )
+        )
+    if (first := check.first) is not None:
+        kind = "state differs: " + ", ".join(sorted({_field(d) for d in first.found}))
+        found.append(Disagreement(kind, first.action_id, first.action, "; ".join(first.found)))
+    if (divergence := check.outcome.divergence) is not None:
+        found.append(
+            Disagreement(
+                "our replay refused: " + divergence.reason.split(":", 1)[0],
+                divergence.action_id,
+                divergence.action,
+                divergence.reason,
+            )
+        )
+    if site.accepted and not report.same_result:
+        detail = (
+            f"site {site.result} ({site.end_reason or 'unfinished'}), "
+            f"ours {report.our_result} ({report.our_end_reason})"
+        )
+        found.append(Disagreement("final result differs", None, None, detail))
+    return report

@@ -1,0 +1,73 @@
+"""The harness's figures and disagreements, as text or as one JSON document."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from tools.crosscheck.game import GameReport
+
+DETAIL_CHARS = 600
+
+
+def totals(games: Sequence[GameReport]) -> dict[str, int]:
+    return {
+        "games": len(games),
+        "accepted_raw": sum(g.site.accepted for g in games),
+        "same_result": sum(g.same_result for g in games),
+        "states_equal": sum(g.states_equal for g in games),
+        "states_equal_whole_game": sum(g.states_equal and g.site.accepted for g in games),
+    }
+
+
+def kinds(games: Sequence[GameReport]) -> Counter[str]:
+    return Counter(d.kind for g in games for d in g.disagreements)
+
+
+def as_document(games: Sequence[GameReport], settings: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **settings,
+        **totals(games),
+        "disagreement_kinds": dict(kinds(games).most_common()),
+        "reports": [g.as_document() for g in games],
+    }
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + " ..."
+
+
+def as_text(games: Sequence[GameReport], settings: dict[str, Any]) -> str:
+    figures = totals(games)
+    n = figures["games"]
+    lines = [
+        f"crosscheck: {n} games, {settings['players']} players, profile {settings['profile']}, "
+        f"site engine {settings['engine_revision'][:12] or '(unknown revision)'}",
+        f"  accepted raw       {figures['accepted_raw']:>4}/{n}  (the site took every action)",
+        f"  same final result  {figures['same_result']:>4}/{n}  (net worths and end reason)",
+        f"  states equal       {figures['states_equal']:>4}/{n}  (after every action the site "
+        f"took; {figures['states_equal_whole_game']} of them whole games)",
+    ]
+    allowed = Counter[str]()
+    for game in games:
+        allowed.update(game.allowed)
+    if allowed:
+        lines.append("allowed differences (tools/crosscheck/allowances.py):")
+        lines += [f"  {count:>5}  {name}" for name, count in allowed.most_common()]
+    found = kinds(games)
+    if found:
+        lines.append("disagreement kinds:")
+        lines += [f"  {count:>5}  {kind}" for kind, count in found.most_common()]
+        lines.append("disagreements:")
+    for game in games:
+        for d in game.disagreements:
+            where = f"action {d.action_id}" if d.action_id is not None else "end"
+            action = f" {json.dumps(d.action)}" if d.action else ""
+            lines.append(
+                f"  seed {game.plan.seed}, {game.plan.players} players ({game.game_id}), "
+                f"{where}{action}"
+            )
+            lines.append(f"    {d.kind.split(':', 1)[0]}: {_clip(d.detail)}")
+    return "\n".join(lines)
