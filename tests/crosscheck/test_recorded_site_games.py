@@ -1,0 +1,99 @@
+"""Our engine and exporter held to the 18xx.games site's engine, without Ruby: bot games that
+`make crosscheck-record` played here, exported, and replayed on the site's engine
+(tests/crosscheck/recorded/, docs/crosscheck.md).
+
+For each game: the recording is whole (the site's states run to the game's end, or to the
+action it refused, as its manifest says); our state after every action the site took equals
+the site's, but for the named allowances (tools/crosscheck/allowances.py), up to where the
+recording says we stopped agreeing (so that both a regression and progress fail: progress
+asks for `make crosscheck-record`); and the game imported again exports as it was recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tools.crosscheck import recording
+from tools.crosscheck.allowances import seats_in_play_order
+from tools.crosscheck.states import check_states
+from tools.sitelog.export_format import END_REASONS, parse
+from tools.sitelog.exporter import export
+from tools.sitelog.in_process import InProcessTable
+
+RECORDED = Path(__file__).with_name("recorded")
+GAMES = recording.read(RECORDED)
+RERECORD = "our engine now agrees with the site further than recorded: run make crosscheck-record"
+
+
+def name(game: recording.Recorded) -> str:
+    site = "accepted" if game.site.accepted else f"refused@{game.site.refused_action}"
+    ours = "" if game.first_disagreement is None else f"-ours-differ@{game.first_disagreement}"
+    return f"{game.plan.name}-{site}{ours}"
+
+
+def states_of(game: recording.Recorded) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in game.played.states_text.splitlines()]
+
+
+def test_the_recorded_set_is_the_fixed_one() -> None:
+    plans = [game.plan for game in GAMES]
+    assert len(plans) == recording.RECORDED_GAMES >= 30
+    assert {p.players for p in plans} == {2, 3, 4, 5, 6}
+    assert {p.profile for p in plans} == {recording.RECORDED_PROFILE}
+    assert sorted(p.seed for p in plans) == list(
+        range(recording.RECORDED_FIRST_SEED, recording.RECORDED_FIRST_SEED + len(plans))
+    )
+    size = sum(f.stat().st_size for f in RECORDED.iterdir())
+    assert size < 5_000_000
+
+
+@pytest.mark.parametrize("game", GAMES, ids=name)
+def test_the_recording_is_whole_and_as_its_manifest_says(game: recording.Recorded) -> None:
+    document = json.loads(game.played.export_text)
+    states = states_of(game)
+    ids = [a["id"] for a in document["actions"]]
+    assert [s["id"] for s in states] == [0, *ids[: game.site.actions]]
+    if game.site.accepted:
+        assert game.site.actions == len(ids)
+        assert states[-1]["finished"] and game.site.finished
+    else:
+        refused = ids[game.site.actions]
+        assert game.site.refused_action == refused
+        assert game.site.refused == document["actions"][game.site.actions]
+        assert game.site.exception
+
+
+@pytest.mark.parametrize("game", GAMES, ids=name)
+def test_our_states_are_the_sites_and_the_game_exports_as_recorded(
+    game: recording.Recorded,
+) -> None:
+    document = json.loads(game.played.export_text)
+    exported = parse(document)
+    table = InProcessTable(exported)
+    check = check_states(exported, states_of(game), table)
+    found = check.first_disagreement
+    if game.first_disagreement is None:
+        assert found is None, (check.first, check.outcome.divergence)
+    else:
+        assert found is not None and found >= game.first_disagreement, (
+            "our state stopped agreeing with the site's earlier than recorded",
+            check.first,
+            check.outcome.divergence,
+        )
+        assert found == game.first_disagreement, RERECORD
+    if game.site.accepted and found is None:  # the same final result as the site's
+        assert check.outcome.matches(exported)
+        assert game.site.result == exported.result
+        assert END_REASONS.get(game.site.end_reason) == exported.end_reason
+
+    again = seats_in_play_order(export(exported.id, table.batches))
+    recorded = seats_in_play_order(document)
+    if check.outcome.divergence is None:
+        assert again == recorded
+    else:  # our import stopped at an action: what it took exports as the recording began
+        taken = again["actions"][: check.outcome.actions]
+        assert taken == recorded["actions"][: len(taken)]
