@@ -13,16 +13,19 @@ from infra.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivate,
+    BuyPrivateForCorporation,
     BuyTrain,
     DeclareBankruptcy,
+    LayPrivateTile,
+    LayTile,
     Pass,
     PlaceBid,
     SellShares,
 )
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.evolve import fold
-from services.rules.domain.legal import SellOption
-from services.rules.domain.state import GameState, Step
+from services.rules.domain.legal import LayTileOption, PrivateTileOption, SellOption
+from services.rules.domain.state import GameState, Step, StockRound
 from services.rules.domain.title import SWITCHES, TitleDataError, _profiles, load_title
 from tests.rules.builders import (
     after_auction,
@@ -177,3 +180,73 @@ def test_site_forced_purchase_sells_each_corporation_once() -> None:
     assert after.round.sold_for_train == frozenset()  # type: ignore[union-attr]
     state, _ = play(state, BuyTrain(A, "2", "depot", 80))
     assert state.corporation("SR").trains == ("2",)
+
+
+# ---- 15 B: when the Mitsubishi Ferry's port tile may go down ------------------------------
+
+MF_OWNER = B  # after_auction(3) deals the MF to seat 2
+PORT = LayPrivateTile(MF_OWNER, "MF", "G10", "437", 0)
+
+
+def ferry_position(profile: str, operating_corporation: str, **round_changes: object) -> GameState:
+    """KO (seat 1 presides) and AR (seat 2, the MF's owner) floated, in phase 3, one of them
+    operating."""
+    state = dataclasses.replace(under(after_auction(), profile), phase="3")
+    state = floated(state, "KO", {A: 6}, (1, 3), cash=500, trains=("2",))
+    state = floated(state, "AR", {MF_OWNER: 6}, (1, 4), cash=500, trains=("2",))
+    return operating(state, operating_corporation, **round_changes)
+
+
+def may_lay_port(state: GameState) -> bool:
+    listed = PrivateTileOption("MF", "G10", "437", 0, MF_OWNER) in legal_actions(state)
+    try:
+        decide(state, PORT)
+    except Rejected as refused:
+        assert refused.reason == "ABILITY_NOT_AVAILABLE"
+        assert not listed
+        return False
+    assert listed
+    return True
+
+
+@pytest.mark.parametrize(("profile", "allowed"), [(RULEBOOK, False), (SITE, True)])
+def test_port_tile_at_the_start_of_another_players_corporations_turn(
+    profile: str, allowed: bool
+) -> None:
+    assert may_lay_port(ferry_position(profile, "KO")) is allowed
+
+
+@pytest.mark.parametrize("profile", [RULEBOOK, SITE])
+def test_no_port_tile_once_another_players_corporation_has_acted(profile: str) -> None:
+    state = ferry_position(profile, "KO")
+    bought, _ = play(state, BuyPrivateForCorporation(A, "SMR", 50))
+    assert bought.round.step is Step.TRACK  # type: ignore[union-attr]
+    assert not may_lay_port(bought)
+    lay = next(o for o in legal_actions(state) if isinstance(o, LayTileOption))
+    laid, _ = play(state, LayTile(A, lay.hex, lay.tile, lay.rotation))
+    assert not may_lay_port(laid)
+
+
+@pytest.mark.parametrize("profile", [RULEBOOK, SITE])
+def test_port_tile_at_the_track_step_of_the_owners_corporation(profile: str) -> None:
+    state = ferry_position(profile, "AR")
+    assert may_lay_port(state)
+    bought, _ = play(state, BuyPrivateForCorporation(MF_OWNER, "TR", 20))
+    assert bought.round.step is Step.TRACK  # type: ignore[union-attr]
+    assert may_lay_port(bought)
+
+
+@pytest.mark.parametrize(("profile", "allowed"), [(RULEBOOK, True), (SITE, False)])
+def test_port_tile_after_the_track_step_of_the_owners_corporation(
+    profile: str, allowed: bool
+) -> None:
+    for step in (Step.TOKEN, Step.ROUTES, Step.TRAINS):
+        assert may_lay_port(ferry_position(profile, "AR", step=step)) is allowed
+
+
+@pytest.mark.parametrize("profile", [RULEBOOK, SITE])
+def test_port_tile_at_any_time_in_a_stock_round(profile: str) -> None:
+    state = ferry_position(profile, "KO")
+    state = dataclasses.replace(state, round=StockRound(number=2, turn=0))
+    assert state.acting_seats == (A,)
+    assert may_lay_port(state)

@@ -2,8 +2,11 @@
 laying the MF's port tile and exchanging the DR for an IR share.
 
 The MF's tile may go down at any time in a stock round, and in an operating round except during
-the turn of a corporation another player presides. The DR may be exchanged at any time in a
-stock or operating round (the site's engine allows the same). Neither passes anyone's turn.
+the turn of a corporation another player presides (under the `port_tile_at_track_step_or_turn_start`
+switch, as on the site: only at the track step of a corporation the owner presides, or before
+the operating corporation, whoever presides it, has done anything in its turn). The DR may be
+exchanged at any time in a stock or operating round (the site's engine allows the same).
+Neither passes anyone's turn.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from services.rules.domain import on_the_board
 from services.rules.domain.commands import ExchangePrivate, LayPrivateTile, PlayerCommand
 from services.rules.domain.legal import ExchangeOption, LegalAction, PrivateTileOption
 from services.rules.domain.market import Zone, load_market
-from services.rules.domain.state import GameState, OperatingRound, StockRound
+from services.rules.domain.state import GameState, OperatingRound, Step, StockRound
 from services.rules.domain.stock_round import (
     HOLDING_LIMIT,
     certificate_limit,
@@ -48,10 +51,15 @@ def _may_lay_now(state: GameState, seat: int) -> bool:
     match state.round:
         case StockRound():
             return True
-        case OperatingRound(current=current, discarding=discarding, ability=ability):
+        case OperatingRound(current=current, discarding=discarding, ability=ability) as round_:
             if discarding or ability is not None:
                 return False
-            return not current or state.corporation(current).president == seat
+            if not current:
+                return True
+            presides = state.corporation(current).president == seat
+            if state.rules.port_tile_at_track_step_or_turn_start:
+                return (presides and round_.step is Step.TRACK) or not round_.corporation_acted
+            return presides
     return False
 
 

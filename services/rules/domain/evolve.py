@@ -457,7 +457,12 @@ _NEXT_STEP = {
 
 def _corporation_operates(state: GameState, event: ev.CorporationOperates) -> GameState:
     return _with_round(
-        state, current=event.corporation, step=Step.TRACK, revenue=0, sold_for_train=frozenset()
+        state,
+        current=event.corporation,
+        step=Step.TRACK,
+        revenue=0,
+        sold_for_train=frozenset(),
+        bought_private=False,
     )
 
 
@@ -643,7 +648,8 @@ def _private_sold_to_corporation(state: GameState, event: ev.PrivateSoldToCorpor
         lambda c: replace(c, cash=c.cash - event.price, privates=(*c.privates, event.company)),
     )
     owned = {c: s for c, s in state.privates_owned.items() if c != event.company}
-    return replace(state, privates_owned=MappingProxyType(owned))
+    state = replace(state, privates_owned=MappingProxyType(owned))
+    return _with_round(state, bought_private=True)
 
 
 def _operating_turn_ended(state: GameState, event: ev.OperatingTurnEnded) -> GameState:

@@ -171,6 +171,14 @@ class OperatingRound:
     #: The corporations whose shares the operating corporation's president has sold in this
     #: turn (to raise a forced train purchase, 8.7.6).
     sold_for_train: frozenset[str] = frozenset()
+    #: The operating corporation has bought a private in this turn (its other actions take it
+    #: past the track step): with `step`, whether it has acted yet.
+    bought_private: bool = False
+
+    @property
+    def corporation_acted(self) -> bool:
+        """Whether the operating corporation has done anything yet in its turn."""
+        return self.step is not Step.TRACK or self.bought_private
 
 
 Round = PrivateAuction | StockRound | OperatingRound

@@ -99,6 +99,11 @@ class RulesProfile:
     #: once (one block) while raising the money, where the rulebook lets them sell shares of
     #: the same corporation again, in any order they choose.
     forced_sale_once_per_corporation: bool = False
+    #: 15 B (Mitsubishi Ferry): in an operating round the port tile goes down only at the track
+    #: step of a corporation its owner presides, or before the operating corporation (anyone's)
+    #: has done anything in its turn; the rulebook allows it at any time outside the operation
+    #: of a corporation another player controls.
+    port_tile_at_track_step_or_turn_start: bool = False
 
 
 @dataclass(frozen=True, slots=True)
