@@ -10,6 +10,7 @@ from types import MappingProxyType
 import pytest
 
 from infra.rejection import Rejected
+from services.rules import board
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivate,
@@ -20,11 +21,17 @@ from services.rules.domain.commands import (
     LayTile,
     Pass,
     PlaceBid,
+    PlaceToken,
     SellShares,
 )
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.evolve import fold
-from services.rules.domain.legal import LayTileOption, PrivateTileOption, SellOption
+from services.rules.domain.legal import (
+    LayTileOption,
+    PlaceTokenOption,
+    PrivateTileOption,
+    SellOption,
+)
 from services.rules.domain.state import GameState, Step, StockRound
 from services.rules.domain.title import SWITCHES, TitleDataError, _profiles, load_title
 from tests.rules.builders import (
@@ -250,3 +257,58 @@ def test_port_tile_at_any_time_in_a_stock_round(profile: str) -> None:
     state = dataclasses.replace(state, round=StockRound(number=2, turn=0))
     assert state.acting_seats == (A,)
     assert may_lay_port(state)
+
+
+# ---- 8.2: a token step with no token to place ---------------------------------------------
+
+ER_OWNER = C  # after_auction(3) deals the ER to seat 3
+
+
+def uwajima_at_track(profile: str) -> GameState:
+    """UR (seat 1) at its track step in phase 3: its track from Uwajima (B7) reaches only
+    Ohzu (C4, one spot, taken by IR), so it has no token to place; the ER is a player's."""
+    state = dataclasses.replace(under(after_auction(), profile), phase="3")
+    state = floated(state, "UR", {A: 6}, (1, 3), cash=500, trains=("2",))
+    state = floated(state, "IR", {B: 6}, (1, 4), cash=500, trains=("2",))
+    state = with_tiles(state, ("B5", "9", 0))  # Uwajima - B5 - Yawatahama (B3) - Ohzu
+    assert state.board is not None
+    state = dataclasses.replace(state, board=board.apply_token(state.board, "IR", "C4"))
+    return operating(state, "UR")
+
+
+def buy_the_er_and_lay_two_spots_on_ohzu(state: GameState) -> GameState:
+    state, _ = play(state, BuyPrivateForCorporation(A, "ER", 40))
+    state, _ = play(state, LayPrivateTile(ER_OWNER, "ER", "C4", "14", 1))
+    assert state.round.ability is None  # type: ignore[union-attr]
+    return state
+
+
+def test_rulebook_token_step_waits_and_a_token_fits_after_the_ers_lay() -> None:
+    state, _ = play(uwajima_at_track(RULEBOOK), Pass(A))
+    assert state.round.step is Step.TOKEN  # type: ignore[union-attr]
+    assert not any(isinstance(o, PlaceTokenOption) for o in legal_actions(state))
+    state = buy_the_er_and_lay_two_spots_on_ohzu(state)
+    assert PlaceTokenOption("C4", 0, 40, A) in legal_actions(state)
+    state, _ = play(state, PlaceToken(A, "C4"))
+    assert state.corporation("UR").tokens_placed == 2
+
+
+def test_site_token_step_ends_when_no_token_can_be_placed() -> None:
+    state, events = play(uwajima_at_track(SITE), Pass(A))
+    assert ev.StepSkipped("UR", "token") in events
+    assert state.round.step is Step.ROUTES  # type: ignore[union-attr]
+    state = buy_the_er_and_lay_two_spots_on_ohzu(state)
+    assert state.round.step is Step.ROUTES  # type: ignore[union-attr]
+    assert not any(isinstance(o, PlaceTokenOption) for o in legal_actions(state))
+    with pytest.raises(Rejected):
+        decide(state, PlaceToken(A, "C4"))
+
+
+@pytest.mark.parametrize("profile", [RULEBOOK, SITE])
+def test_a_token_step_with_a_token_to_place_waits(profile: str) -> None:
+    state = uwajima_at_track(profile)
+    assert state.board is not None
+    state = dataclasses.replace(state, board=board.apply_lay(state.board, "C4", "14", 1))
+    state, _ = play(state, Pass(A))
+    assert state.round.step is Step.TOKEN  # type: ignore[union-attr]
+    assert PlaceTokenOption("C4", 0, 40, A) in legal_actions(state)

@@ -93,11 +93,26 @@ def next_event(state: GameState) -> ev.Event | None:
         return _between_turns(state, round_)
     corporation = _current(state, round_)
     match round_.step:
+        case Step.TOKEN if _token_step_ends(state, round_, corporation):
+            return ev.StepSkipped(corporation=corporation.id, step=Step.TOKEN.value)
         case Step.ROUTES if not corporation.trains:
             return _withhold(state, corporation, 0)
         case Step.DIVIDEND if round_.revenue == 0:
             return _withhold(state, corporation, 0)
     return None
+
+
+def _token_step_ends(state: GameState, round_: OperatingRound, corporation: Corporation) -> bool:
+    """Under the `token_step_skipped_when_no_token_can_be_placed` switch, the token step ends
+    by itself whenever no token can be placed (once no private's lay is pending), as the site's
+    steps skip themselves: a token that a tile laid later in the turn makes possible, say by
+    the ER's seller, cannot be placed then. Under the rulebook the corporation may still buy
+    a private at this step (8.8), and then place a token its ability made room for."""
+    return (
+        state.rules.token_step_skipped_when_no_token_can_be_placed
+        and round_.ability is None
+        and next(iter(on_the_board.tokens(state, corporation)), None) is None
+    )
 
 
 def _between_turns(state: GameState, round_: OperatingRound) -> ev.Event:

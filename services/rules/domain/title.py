@@ -104,6 +104,10 @@ class RulesProfile:
     #: has done anything in its turn; the rulebook allows it at any time outside the operation
     #: of a corporation another player controls.
     port_tile_at_track_step_or_turn_start: bool = False
+    #: 8.2 (the order of a corporation's turn): the token step ends by itself as soon as no
+    #: token can be placed, though the corporation could still buy a private there (8.8) whose
+    #: seller's lay (the ER's, 15 C) would then make room for a token.
+    token_step_skipped_when_no_token_can_be_placed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
