@@ -6,7 +6,7 @@ gateway (real services): both sides implement `Table`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -108,26 +108,38 @@ def _phantom_pass(
 
 
 def _skipped_routes(
-    action: Action, upcoming: Action | None, table: Table, translator: Translator
+    action: Action, later: Sequence[Action], table: Table, translator: Translator
 ) -> None:
     """The site skips the route step (and withholds) by itself for a corporation whose trains
     have no route, and logs nothing for it; our engine asks for the routes, so run none (our
     engine then withholds by itself, 8.6) once the log shows the turn went past routes: an
     action of another corporation or player, or of this corporation other than its routes or
-    a pass for an earlier step (one followed by its routes)."""
+    a pass or a private bought (8.2, 8.8: at any point of the turn) before its routes.
+    `later`: the log's actions after `action`."""
     view = table.view()
     corporation, step = _operating(view)
     entity, kind = action.get("entity"), action["type"]
     if step != "routes" or action.get("entity_type") == "company":
         return
-    routes_next = upcoming is not None and (upcoming["type"], upcoming.get("entity")) == (
-        "run_routes",
-        corporation,
-    )
-    if entity == corporation and (kind == "run_routes" or (kind == "pass" and routes_next)):
+    if entity == corporation and (
+        kind == "run_routes"
+        or (kind in {"pass", "buy_company"} and _routes_follow(corporation, later))
+    ):
         return
     seat = translator.acting_seat({"entity": corporation, "entity_type": "corporation"}, view)
     table.submit(seat, Submit(seat, game_pb2.Command(run_routes=game_pb2.RunRoutes())))
+
+
+def _routes_follow(corporation: str, later: Sequence[Action]) -> bool:
+    """Whether the corporation's routes come next in the log, after any privates it buys and
+    any private's ability used meanwhile."""
+    for action in later:
+        if action.get("entity_type") == "company":
+            continue
+        if action.get("entity") == corporation and action["type"] == "buy_company":
+            continue
+        return (action["type"], action.get("entity")) == ("run_routes", corporation)
+    return False
 
 
 def _catch_up(action: Action, table: Table, translator: Translator) -> None:
@@ -162,10 +174,10 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     actions = effective_actions(game.actions)
     for done, action in enumerate(actions, start=1):
         upcoming = actions[done] if done < len(actions) else None
-        _skipped_routes(action, upcoming, table, translator)
+        _skipped_routes(action, actions[done:], table, translator)
         if not _phantom_pass(action, upcoming, table.view(), table):
             _catch_up(action, table, translator)
-            _skipped_routes(action, upcoming, table, translator)
+            _skipped_routes(action, actions[done:], table, translator)
             _catch_up(action, table, translator)
             step = translator.translate(action, table.view())
             if isinstance(step, EndGame):
@@ -174,23 +186,22 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
                 table.submit(step.seat, step)
                 translator.settle(table.view())
         if upcoming is not None:
-            following = actions[done + 1] if done + 1 < len(actions) else None
-            _take_skipped_steps(upcoming, following, table, translator)
+            _take_skipped_steps(upcoming, actions[done + 1 :], table, translator)
         yield action
 
 
 def _take_skipped_steps(
-    upcoming: Action, following: Action | None, table: Table, translator: Translator
+    upcoming: Action, later: Sequence[Action], table: Table, translator: Translator
 ) -> None:
     """Right after an action, the steps the site then took by itself (a skipped route step
     withholds, which moves the share price), so that our state after each action is the
     site's: what the upcoming action's own catch-up would do, one action earlier. What our game
     refuses here is left for that catch-up to report, against the action it belongs to."""
     try:
-        _skipped_routes(upcoming, following, table, translator)
+        _skipped_routes(upcoming, later, table, translator)
         if upcoming["type"] != "pass":
             _catch_up(upcoming, table, translator)
-            _skipped_routes(upcoming, following, table, translator)
+            _skipped_routes(upcoming, later, table, translator)
             _catch_up(upcoming, table, translator)
     except (Rejected, Untranslatable):
         pass
