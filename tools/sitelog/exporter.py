@@ -316,7 +316,9 @@ def _pass_the_site_waits_for(state: GameState, event: ev.Event) -> Action | None
     (8.3.1), and a closed-auction bidder who cannot raise is still asked (5.2)."""
     if isinstance(event, ev.StepSkipped) and event.step == Step.TRACK:
         return {"type": "pass", "entity": event.corporation, "entity_type": "corporation"}
-    if isinstance(event, ev.ClosedAuctionPassed):
+    if isinstance(event, ev.ClosedAuctionPassed) or (
+        isinstance(event, ev.Passed) and isinstance(state.round, PrivateAuction)
+    ):
         return {"type": "pass", "entity": event.seat, "entity_type": "player"}
     return None
 

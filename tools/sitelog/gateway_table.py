@@ -60,9 +60,11 @@ class GatewayTable:
     def submit(self, seat: int, step: Submit) -> None:
         _refused(lambda: self._seats[seat].act(self.game_id, step.command))
 
-    def can_pass(self) -> bool:
+    def can_pass(self, seat: int | None = None) -> bool:
         actions = _refused(lambda: self._reader.legal_actions(self.game_id)).actions
-        return any(action.HasField("pass_turn") for action in actions)
+        return any(
+            action.HasField("pass_turn") and seat in (None, action.seat) for action in actions
+        )
 
     def end_game(self) -> None:
         _refused(lambda: self._host.end_game(self.table_id))

@@ -49,8 +49,11 @@ class InProcessTable:
             command = price_in_process(self.state, command, evaluate)
         self._apply(command)
 
-    def can_pass(self) -> bool:
-        return any(isinstance(option, PassOption) for option in legal_actions(self.state))
+    def can_pass(self, seat: int | None = None) -> bool:
+        return any(
+            isinstance(option, PassOption) and seat in (None, option.seat)
+            for option in legal_actions(self.state)
+        )
 
     def end_game(self) -> None:
         self._apply(EndGameCommand())

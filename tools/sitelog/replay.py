@@ -29,8 +29,8 @@ class Table(Protocol):
 
     def end_game(self) -> None: ...
 
-    def can_pass(self) -> bool:
-        """Whether passing is among the legal actions now."""
+    def can_pass(self, seat: int | None = None) -> bool:
+        """Whether passing is among the legal actions now (of `seat`, if given)."""
         ...
 
 
@@ -82,7 +82,11 @@ def _operating(view: dict[str, Any]) -> tuple[str, str]:
 
 
 def _phantom_pass(
-    action: Action, upcoming: Action | None, view: dict[str, Any], table: Table
+    action: Action,
+    upcoming: Action | None,
+    view: dict[str, Any],
+    table: Table,
+    translator: Translator,
 ) -> bool:
     """The site sometimes asks a corporation to pass a step that has nothing to do, where our
     engine moves on by itself: a pass our engine does not allow there, or one that cannot end
@@ -90,9 +94,13 @@ def _phantom_pass(
     has begun, the site also ends each corporation's turn with a blocking "buy a private" step
     and logs one more pass for it, when our engine (rulebook 8.2, 8.8: a private may be bought
     at any point of the turn) has already moved on to the next corporation or round: a pass of a
-    corporation that is not operating now."""
+    corporation that is not operating now. A player's pass that our engine already made by
+    itself (the site asks a player who can afford nothing in the private auction, 5.2) is
+    one the player cannot make now."""
     if action["type"] != "pass":
         return False
+    if action.get("entity_type") == "player":
+        return not table.can_pass(translator.seat_of_player(action["entity"]))
     corporation, step = _operating(view)
     if action.get("entity_type") == "corporation" and action.get("entity") != corporation:
         return True
@@ -175,7 +183,7 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     for done, action in enumerate(actions, start=1):
         upcoming = actions[done] if done < len(actions) else None
         _skipped_routes(action, actions[done:], table, translator)
-        if not _phantom_pass(action, upcoming, table.view(), table):
+        if not _phantom_pass(action, upcoming, table.view(), table, translator):
             _catch_up(action, table, translator)
             _skipped_routes(action, actions[done:], table, translator)
             _catch_up(action, table, translator)
