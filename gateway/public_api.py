@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from google.protobuf.descriptor import FileDescriptor, ServiceDescriptor
 
-from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2
+from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2, title_pb2
 
 PUBLIC_FILES: tuple[FileDescriptor, ...] = (
     lobby_pb2.DESCRIPTOR,
     game_pb2.DESCRIPTOR,
     routes_pb2.DESCRIPTOR,
+    title_pb2.DESCRIPTOR,
 )
 
 

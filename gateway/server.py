@@ -33,6 +33,8 @@ from shikoku.v1 import (
     lobby_pb2_grpc,
     routes_pb2,
     routes_pb2_grpc,
+    title_pb2,
+    title_pb2_grpc,
 )
 
 STREAM_QUIET = 15.0
@@ -274,6 +276,18 @@ class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
         return await forward(self._routes.Optimize, request, context)
 
 
+class TitleGateway(title_pb2_grpc.TitleServiceServicer):
+    """Forwards to the rules service, which answers from the data it plays by."""
+
+    def __init__(self, titles: title_pb2_grpc.TitleServiceAsyncStub) -> None:
+        self._titles = titles
+
+    async def GetTitle(
+        self, request: title_pb2.GetTitleRequest, context: Context
+    ) -> title_pb2.Title:
+        return await forward(self._titles.GetTitle, request, context)
+
+
 async def main() -> None:
     from gateway.api_keys import ApiKeys
     from gateway.auth import Authorization
@@ -305,6 +319,9 @@ async def main() -> None:
         )
         routes_pb2_grpc.add_RoutesServiceServicer_to_server(
             RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel), spectators), server
+        )
+        title_pb2_grpc.add_TitleServiceServicer_to_server(
+            TitleGateway(title_pb2_grpc.TitleServiceStub(rules_channel)), server
         )
         return [service.full_name for service in public_services()]
 

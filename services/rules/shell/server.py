@@ -31,8 +31,9 @@ from services.rules.shell.paging import page_of
 from services.rules.shell.repository import GameRepository
 from services.rules.shell.snapshots import SnapshotStore
 from services.rules.shell.summaries import SummaryProjector
+from services.rules.shell.titles import TitleServicer
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
-from shikoku.v1 import game_pb2
+from shikoku.v1 import game_pb2, title_pb2, title_pb2_grpc
 
 ROUTE_CHECK_SECONDS = 10.0
 MAX_COMMAND_ID = 64
@@ -217,7 +218,13 @@ async def main() -> None:
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
         rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
-        return [rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name]
+        # The public TitleService is answered here, from the data the rules play by; the
+        # gateway forwards it like the game reads.
+        title_pb2_grpc.add_TitleServiceServicer_to_server(TitleServicer(), server)
+        return [
+            rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
+            title_pb2.DESCRIPTOR.services_by_name["TitleService"].full_name,
+        ]
 
     await serve(
         "rules",
