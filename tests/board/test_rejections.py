@@ -38,6 +38,9 @@ KO_RICH = Actor("KO", 1000)
 KO_HOME = board(tokens=[("KO", "K4")])
 #: UR at home on Uwajima (B7), with track B7 → B5 → Yawatahama (B3) → Ohzu (C4).
 UR_TO_C4 = board(lays=[("B5", "9", 3)], tokens=[("UR", "B7")])
+AR_LOOP = board(
+    lays=[("K8", "5", 2), ("K6", "9", 0), ("K6", "24", 0), ("J5", "3", 4)], tokens=[("AR", "K8")]
+)
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,17 @@ LAY_CASES = [
         legal=(KO_HOME, Situation("2", PLAYERS_HOLD_ALL), Actor("KO", 80), Lay("K6", "9", 0)),
     ),
     LayCase(Reason.UNKNOWN_CORPORATION, KO_HOME, Lay("J3", "8", 0), actor=Actor("XX", 1000)),
+    # AR at home on Kotohira (K8); K6 joins it to Takamatsu (K4) and to J5, joined to K4 too.
+    # Tile 42 adds K6's K4-J5 side, which a trail round the loop reaches (8.3) but the site's
+    # track walk does not (its switch, for the 18xx.games rules profile).
+    LayCase(
+        Reason.NO_NEW_TRACK_WALKED,
+        AR_LOOP,
+        Lay("K6", "42", 3),
+        situation=Situation("5", PLAYERS_HOLD_ALL, upgrade_must_use_new_track_or_change_city=True),
+        actor=Actor("AR", 1000),
+        legal=(AR_LOOP, Situation("5", PLAYERS_HOLD_ALL), Actor("AR", 1000), Lay("K6", "42", 3)),
+    ),
 ]
 
 

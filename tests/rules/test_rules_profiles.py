@@ -312,3 +312,43 @@ def test_a_token_step_with_a_token_to_place_waits(profile: str) -> None:
     state, _ = play(state, Pass(A))
     assert state.round.step is Step.TOKEN  # type: ignore[union-attr]
     assert PlaceTokenOption("C4", 0, 40, A) in legal_actions(state)
+
+
+# ---- 8.3 / 4.2: an upgrade whose new track only a trail round a loop reaches ---------------
+
+
+def takamatsu_triangle(profile: str) -> GameState:
+    """AR (home Kotohira, K8) in phase 5; K6 (tile 24) joins K8 to Takamatsu (K4) and to the
+    town of J5 (tile 3), which is joined to Takamatsu too: a loop K6-K4-J5."""
+    state = dataclasses.replace(under(after_auction(), profile), phase="5")
+    state = with_tiles(state, ("K8", "5", 2), ("K6", "9", 0), ("K6", "24", 0), ("J5", "3", 4))
+    state = floated(state, "AR", {A: 6}, (1, 3), cash=500, trains=("5",))
+    return operating(state, "AR")
+
+
+def k6_upgrades(state: GameState) -> set[tuple[str, int]]:
+    return {
+        (o.tile, o.rotation)
+        for o in legal_actions(state)
+        if isinstance(o, LayTileOption) and o.hex == "K6"
+    }
+
+
+def test_rulebook_upgrade_connected_by_a_trail_round_the_loop() -> None:
+    """Tile 42 adds K6's J5-K4 side: a trail K8-K6-K4-J5 arrives at it (8.3: connected)."""
+    state = takamatsu_triangle(RULEBOOK)
+    assert k6_upgrades(state) == {("42", 3), ("47", 2), ("47", 5)}
+    state, _ = play(state, LayTile(A, "K6", "42", 3))
+    assert state.board is not None and state.board.content("K6")[0].name == "42"
+
+
+def test_site_upgrade_must_use_new_track_its_walk_reaches() -> None:
+    """The site's walk leaves K6 by the K4 side or the J5 side before coming back by the
+    other, so the new path between them is never taken: no new track, no city changed."""
+    state = takamatsu_triangle(SITE)
+    assert k6_upgrades(state) == {("47", 2), ("47", 5)}
+    with pytest.raises(Rejected) as refused:
+        decide(state, LayTile(A, "K6", "42", 3))
+    assert refused.value.reason == "NO_NEW_TRACK_WALKED"
+    state, _ = play(state, LayTile(A, "K6", "47", 2))
+    assert state.board is not None and state.board.content("K6")[0].name == "47"

@@ -17,6 +17,10 @@ class Situation:
     #: Private companies held by a corporation: private company → corporation.
     privates_with_corporations: Mapping[str, str] = field(default_factory=dict)
     beginner: bool = False
+    #: The 18xx.games engine's test of an upgrade (the rules profile switch of that name):
+    #: besides connected, it must add track the corporation's walk reaches or change the value
+    #: of a city the walk reaches (`new_track`).
+    upgrade_must_use_new_track_or_change_city: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ from services.rules.board.connectivity import reach_of
 from services.rules.board.context import Actor, Situation
 from services.rules.board.errors import Reason, Rejection
 from services.rules.board.layout import layout_of
-from services.rules.board.position import Position, reject
+from services.rules.board.new_track import uses_new_track_or_changes_a_city
+from services.rules.board.position import Position, apply_lay, reject
 from services.rules.board.title import (
     Corporation,
     LayAbility,
@@ -211,6 +212,14 @@ class _Builder:
                 f"{lay.hex}: not the home hex, and the lay adds no track connected to a station"
                 f" token and raises no connected city (rulebook 8.3)",
             )
+        if not self._walks_new_track(lay):
+            return _refuse(
+                Reason.NO_NEW_TRACK_WALKED,
+                lay,
+                f"{lay.hex}: as 18xx.games plays it, an upgrade must use new track or change a"
+                f" city's value that its walk of the corporation's track reaches (rules profile"
+                f" 18xx.games; rulebook 8.3 asks only that new track be connected)",
+            )
         cost = self._cost(old)
         if cost > self.actor.cash:
             return _refuse(
@@ -221,6 +230,17 @@ class _Builder:
             )
         upgrade = old.colour != title.upgrade_order[0]
         return LayOption(lay.hex, lay.tile, lay.rotation, cost, upgrade)
+
+    def _walks_new_track(self, lay: Lay) -> bool:
+        """The site's test of an upgrade, under its switch: for a corporation's own lay."""
+        if (
+            not self.situation.upgrade_must_use_new_track_or_change_city
+            or self.ability is not None
+            or self.corporation is None
+        ):
+            return True
+        after = apply_lay(self.position, lay.hex, lay.tile, lay.rotation)
+        return uses_new_track_or_changes_a_city(self.position, after, lay.hex, self.corporation.id)
 
     def _restricted(self, private: str) -> bool:
         if self.situation.beginner and not self.title.beginner_icons_restrict:

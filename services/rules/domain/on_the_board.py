@@ -46,6 +46,9 @@ def situation(state: GameState) -> board.Situation:
         privates_with_players=with_players,
         privates_with_corporations=held_by_corporations,
         beginner=state.beginner_game,
+        upgrade_must_use_new_track_or_change_city=(
+            state.rules.upgrade_must_use_new_track_or_change_city
+        ),
     )
 
 

@@ -108,6 +108,11 @@ class RulesProfile:
     #: token can be placed, though the corporation could still buy a private there (8.8) whose
     #: seller's lay (the ER's, 15 C) would then make room for a token.
     token_step_skipped_when_no_token_can_be_placed: bool = False
+    #: 8.3 and 4.2 (upgrades, connectivity): an upgrade must also add track, or change the
+    #: value of a city, that the site engine's own walk of the corporation's track reaches
+    #: once the tile is down (services/rules/board/new_track.py); the rulebook asks only that
+    #: the new track be connected, which a legal trail reaching it shows.
+    upgrade_must_use_new_track_or_change_city: bool = False
 
 
 @dataclass(frozen=True, slots=True)
