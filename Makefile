@@ -23,6 +23,9 @@ $(GENERATED): $(PROTOS) $(INSTALLED)
 	rm -rf shikoku/v1 shikoku/internal
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iprotos \
 		--python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTOS)
+	@# Connect stubs of the public API (shikoku/v1/*_connect.py) for the web entrypoint.
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iprotos \
+		--connectrpc_out=protobuf=google,io=async:. $(filter protos/shikoku/v1/%,$(PROTOS))
 	for d in shikoku/v1 shikoku/internal shikoku/internal/v1; do touch $$d/__init__.py; done
 	touch $@
 
