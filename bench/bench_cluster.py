@@ -9,7 +9,6 @@ reached through both gateways. Prints commands/s and SubmitCommand p50/p99 for e
 from __future__ import annotations
 
 import os
-import random
 import sys
 import threading
 import time
@@ -17,9 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples.random_bot import play, seat_table
 from shikoku.v1 import game_pb2
-from shikoku_sdk import Client
+from shikoku_sdk import Client, RandomPlayer, seat_table
 from tools.supervisor import System
 
 GAMES = int(os.environ.get("SHIKOKU_BENCH_GAMES", "8"))
@@ -42,8 +40,8 @@ def load(system: System) -> tuple[int, float, list[float]]:
 
     def one_game(seed: int) -> None:
         with Client(system.gateway_target, api_key=system.api_key) as client:
-            game_id, seats = seat_table(client, 3 + seed % 4)
-            play(game_id, seats, random.Random(seed), on_answer=answered)
+            table = seat_table(client, 3 + seed % 4)
+            RandomPlayer(table.game_id, table.seats, seed).play(on_answer=answered)
 
     threads = [threading.Thread(target=one_game, args=(seed,)) for seed in range(GAMES)]
     start = time.perf_counter()

@@ -12,15 +12,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import grpc
-
-from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc, routes_pb2_grpc
+from shikoku.v1 import game_pb2, game_pb2_grpc
+from shikoku_sdk import Client, RandomPlayer, seat_table
 from shikoku_sdk.channel import keyed_channel
-from shikoku_sdk.random_player import RandomPlayer
 from tools.supervisor import System
 
 WATCHERS, SEATS = 100, 4
@@ -29,23 +26,6 @@ WATCHERS, SEATS = 100, 4
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-class TimedGames:
-    """The game stub, timing each SubmitCommand."""
-
-    def __init__(self, stub: game_pb2_grpc.GameServiceStub) -> None:
-        self._stub = stub
-        self.latencies: list[float] = []
-
-    def SubmitCommand(self, request: Any, **kwargs: Any) -> Any:
-        begin = time.perf_counter()
-        response = self._stub.SubmitCommand(request, **kwargs)
-        self.latencies.append(time.perf_counter() - begin)
-        return response
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stub, name)
 
 
 def watch_to_the_end(gateway: str, api_key: str, game_id: str, received: list[int]) -> None:
@@ -79,38 +59,19 @@ def main() -> None:
     with (
         open(os.devnull, "w") as quiet,
         System.on_free_ports(log=quiet) as system,
-        keyed_channel(system.gateway, system.api_key) as channel,
+        Client(system.gateway, api_key=system.api_key) as client,
     ):
-        grpc.channel_ready_future(channel).result(timeout=10)
-        lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
-        created = lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=SEATS))
-        table_id = created.table.table_id
-        tokens = {
-            seat: lobby.JoinTable(
-                lobby_pb2.JoinTableRequest(table_id=table_id, player_name=f"p{seat}")
-            ).seat_token
-            for seat in range(1, SEATS + 1)
-        }
-        from_host = (("authorization", f"Bearer {created.host_token}"),)
-        game_id = lobby.StartTable(
-            lobby_pb2.StartTableRequest(table_id=table_id), metadata=from_host
-        ).game_id
+        table = seat_table(client, SEATS)
+        game_id = table.game_id
 
         threads, received = watched(system.gateway, system.api_key, game_id)
-        games = TimedGames(game_pb2_grpc.GameServiceStub(channel))
+        latencies: list[float] = []
         start = time.perf_counter()
-        player = RandomPlayer(
-            cast(game_pb2_grpc.GameServiceStub, games),
-            routes_pb2_grpc.RoutesServiceStub(channel),
-            game_id,
-            tokens,
-            seed=1,
-        )
-        actions = player.play()
+        player = RandomPlayer(game_id, table.seats, seed=1)
+        actions = player.play(on_answer=lambda _answer, seconds: latencies.append(1000 * seconds))
         for thread in threads:
             thread.join()
         live_seconds = time.perf_counter() - start
-        latencies = [1000 * s for s in games.latencies]
         print(
             f"{actions} commands through the gateway with {WATCHERS} watchers: "
             f"p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms"

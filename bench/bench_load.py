@@ -72,7 +72,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 
-from examples.random_bot import seat_table
 from services.rules.domain.commands import Command, CreateGame
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import Event, SeatedPlayer
@@ -81,6 +80,7 @@ from services.rules.domain.state import GameState
 from shikoku.v1 import game_pb2
 from shikoku_sdk import Client, ShikokuError
 from shikoku_sdk.random_player import choose, command_for
+from shikoku_sdk.tables import seat_table
 from tests.shared import SITE_GAMES
 from tools import bots
 from tools.sitelog.export_format import load
@@ -309,7 +309,8 @@ class Bot:
             self.record.latencies[name].append(time.perf_counter() - begin)
 
     def _seat(self, client: Client) -> tuple[str, dict[int, Client]] | None:
-        return self._timed(SETUP, lambda: seat_table(client, SEATS))
+        table = self._timed(SETUP, lambda: seat_table(client, SEATS))
+        return None if table is None else (table.game_id, table.seats)
 
     def _run(self) -> None:
         try:

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import math
-import threading
 import time
-import uuid
-from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
 import grpc
-from google.protobuf import json_format
 
 from shikoku.v1 import (
     game_pb2,
@@ -25,44 +19,28 @@ from shikoku.v1 import (
     routes_pb2_grpc,
 )
 from shikoku_sdk.channel import BALANCED, api_key_from_env, with_api_key
+from shikoku_sdk.commands import Choices, command_with
 from shikoku_sdk.errors import ShikokuError
+from shikoku_sdk.retries import backoff, new_id, worth_retrying
+from shikoku_sdk.watch import Watch
 
 Response = TypeVar("Response")
-
-# Worth trying again: the call may not have reached the server, its answer was lost, or it
-# lost a race with a concurrent change (ABORTED, which wrote nothing).
-TRANSIENT = frozenset(
-    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.ABORTED}
-)
-# A watch reconnects after these too (CANCELLED: the connection was dropped, e.g. by us).
-WATCH_RECONNECT = TRANSIENT | {grpc.StatusCode.CANCELLED, grpc.StatusCode.RESOURCE_EXHAUSTED}
-GAME_ENDED = "GameEnded"
-
-
-@dataclass(frozen=True)
-class Update:
-    """One event of a watched game; `state` is the game's state after it, when the server sent
-    one (with include_state: on the last event of each batch)."""
-
-    event: game_pb2.GameEvent
-    state: game_pb2.GameState | None = None
-
-
-def state_document(state: game_pb2.GameState) -> dict[str, Any]:
-    """The state document (players, corporations, market, board...) as plain Python values.
-    Numbers come as floats, as JSON has them."""
-    return json_format.MessageToDict(state.state)
+Route = game_pb2.RouteRun | routes_pb2.TrainRoute
 
 
 class Client:
     """A client of the gateway at `address`, acting with `credential` (a player credential, or a
     seat or host token) when one is given, as the client application whose key is `api_key`
-    (default: $SHIKOKU_API_KEY). Use it as a context manager, or call `close()`.
+    (default: $SHIKOKU_API_KEY), sent as `x-api-key` on every call. Use it as a context
+    manager, or call `close()`; `with_credential` gives a view acting for someone else over the
+    same channel.
 
-    Reads, `act`, `register_player`, `create_table` and `join_table` are retried on UNAVAILABLE,
-    DEADLINE_EXCEEDED and ABORTED (and after the delay a RESOURCE_EXHAUSTED asks for); the
-    writes among them carry one command or request id across their retries, so the server acts
-    once. Other calls are not retried. Every refusal is raised as `ShikokuError`.
+    Reads, `act` and the lobby calls that create something (`register_player`, `create_table`,
+    `join_table`, `replace_seat`, `create_tournament`, `start_round`), and `set_ready` and
+    `start_table`, are retried on UNAVAILABLE, DEADLINE_EXCEEDED and ABORTED (and after the
+    delay a RESOURCE_EXHAUSTED asks for), up to `attempts` times; the writes among them carry
+    one command or request id across their retries, so the server acts once. Other calls are
+    not retried. Every refusal is raised as `ShikokuError`.
     """
 
     def __init__(
@@ -102,6 +80,7 @@ class Client:
         return view
 
     def close(self) -> None:
+        """Closes the channel (unless this client is a view made by `with_credential`)."""
         if self._owns_channel:
             self._channel.close()
 
@@ -116,7 +95,9 @@ class Client:
     ) -> None:
         self.close()
 
-    def _metadata(self) -> tuple[tuple[str, str], ...]:
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """The call metadata naming this client's credential (the API key is added by the
+        channel)."""
         return (("authorization", f"Bearer {self.credential}"),) if self.credential else ()
 
     def _call(
@@ -125,27 +106,35 @@ class Client:
         """One unary call; with `retry`, tried again (the same request) on transient errors."""
         for attempt in range(1, self.attempts + 1):
             try:
-                return rpc(request, metadata=self._metadata(), timeout=self.timeout)
+                return rpc(request, metadata=self.metadata(), timeout=self.timeout)
             except grpc.RpcError as raw:
                 error = ShikokuError.from_rpc_error(raw)
-                again = error.code in TRANSIENT or (
-                    error.code == grpc.StatusCode.RESOURCE_EXHAUSTED
-                    and error.retry_delay is not None
-                )
-                if not retry or not again or attempt == self.attempts:
+                if not retry or not worth_retrying(error) or attempt == self.attempts:
                     raise error from None
-                time.sleep(_backoff(attempt, error))
+                time.sleep(backoff(attempt, error))
         raise AssertionError("unreachable")
 
-    # -- lobby ------------------------------------------------------------------------------
+    # -- players and hosts ------------------------------------------------------------------
 
     def register_player(
         self, display_name: str, role: lobby_pb2.Role.ValueType = lobby_pb2.ROLE_PLAYER
     ) -> lobby_pb2.RegisterPlayerResponse:
+        """Registers a player (or, with ROLE_HOST and an API key that allows hosts, a host):
+        the answer's `credential` acts for every seat they take (`with_credential`)."""
         request = lobby_pb2.RegisterPlayerRequest(
-            display_name=display_name, role=role, request_id=_new_id()
+            display_name=display_name, role=role, request_id=new_id()
         )
         return self._call(self.lobby.RegisterPlayer, request, retry=True)
+
+    def register_host(self, display_name: str) -> lobby_pb2.RegisterPlayerResponse:
+        """Registers a host, who creates tournaments and administers their tables."""
+        return self.register_player(display_name, lobby_pb2.ROLE_HOST)
+
+    def revoke_credential(self) -> None:
+        """Revokes this client's registered credential: it no longer works anywhere."""
+        self._call(self.lobby.RevokeCredential, lobby_pb2.RevokeCredentialRequest())
+
+    # -- tables -----------------------------------------------------------------------------
 
     def create_table(
         self,
@@ -153,32 +142,67 @@ class Client:
         options: lobby_pb2.TableOptions | None = None,
         display_name: str = "",
     ) -> lobby_pb2.CreateTableResponse:
+        """A new table of `seat_count` (2-6) seats; the answer's `host_token` administers it."""
         request = lobby_pb2.CreateTableRequest(
-            seat_count=seat_count, options=options, display_name=display_name, request_id=_new_id()
+            seat_count=seat_count, options=options, display_name=display_name, request_id=new_id()
         )
         return self._call(self.lobby.CreateTable, request, retry=True)
 
     def join_table(
         self, table_id: str, player_name: str, seat: int = 0
     ) -> lobby_pb2.JoinTableResponse:
+        """Takes `seat` (0: the lowest free one); the answer's `seat_token` acts for it (a
+        registered player's own credential does too)."""
         request = lobby_pb2.JoinTableRequest(
-            table_id=table_id, player_name=player_name, seat=seat, request_id=_new_id()
+            table_id=table_id, player_name=player_name, seat=seat, request_id=new_id()
         )
         return self._call(self.lobby.JoinTable, request, retry=True)
 
+    def leave_table(self, table_id: str) -> lobby_pb2.Table:
+        """Gives up this client's seat before the table starts (a seat's credential)."""
+        return self._call(self.lobby.LeaveTable, lobby_pb2.LeaveTableRequest(table_id=table_id))
+
     def set_ready(self, table_id: str, ready: bool = True) -> lobby_pb2.Table:
-        return self._call(
-            self.lobby.SetReady, lobby_pb2.SetReadyRequest(table_id=table_id, ready=ready)
-        )
+        """Marks this client's seat ready (or not); the table starts by itself once every seat
+        is taken and ready."""
+        request = lobby_pb2.SetReadyRequest(table_id=table_id, ready=ready)
+        return self._call(self.lobby.SetReady, request, retry=True)
 
     def start_table(self, table_id: str) -> lobby_pb2.StartTableResponse:
-        return self._call(self.lobby.StartTable, lobby_pb2.StartTableRequest(table_id=table_id))
+        """Starts the table and its game (the host's credential). Safe to retry: a retry that
+        finds the table started by the attempt whose answer was lost returns that game."""
+        request = lobby_pb2.StartTableRequest(table_id=table_id)
+        try:
+            return self._call(self.lobby.StartTable, request)
+        except ShikokuError as error:
+            if not worth_retrying(error):
+                raise
+        try:
+            return self._call(self.lobby.StartTable, request, retry=True)
+        except ShikokuError as error:
+            if error.reason != "TABLE_STARTED":
+                raise
+            table = self.get_table(table_id)
+            return lobby_pb2.StartTableResponse(table=table, game_id=table.game_id)
 
     def end_game(self, table_id: str) -> lobby_pb2.Table:
         """Ends the table's running game where it stands (the host's credential)."""
         return self._call(self.lobby.EndGame, lobby_pb2.EndGameRequest(table_id=table_id))
 
+    def abandon_table(self, table_id: str) -> lobby_pb2.Table:
+        """Closes the table (the host's credential); a running game ends as it stands."""
+        request = lobby_pb2.AbandonTableRequest(table_id=table_id)
+        return self._call(self.lobby.AbandonTable, request)
+
+    def replace_seat(self, table_id: str, seat: int, player_id: str) -> lobby_pb2.JoinTableResponse:
+        """Gives a taken seat to another registered player (the host's credential)."""
+        request = lobby_pb2.ReplaceSeatRequest(
+            table_id=table_id, seat=seat, player_id=player_id, request_id=new_id()
+        )
+        return self._call(self.lobby.ReplaceSeat, request, retry=True)
+
     def get_table(self, table_id: str) -> lobby_pb2.Table:
+        """The table's seats, status and, once started, its game's summary."""
         request = lobby_pb2.GetTableRequest(table_id=table_id)
         return self._call(self.lobby.GetTable, request, retry=True)
 
@@ -200,6 +224,52 @@ class Client:
             if not token:
                 return
 
+    # -- tournaments ------------------------------------------------------------------------
+
+    def create_tournament(
+        self,
+        name: str,
+        player_ids: Sequence[str],
+        table_size: int,
+        first_round: lobby_pb2.SeatingMethod.ValueType = lobby_pb2.SEATING_METHOD_RANDOM,
+        seed_order: Sequence[str] = (),
+        table_options: lobby_pb2.TableOptions | None = None,
+    ) -> lobby_pb2.Tournament:
+        """A tournament of registered players (a registered host's credential)."""
+        request = lobby_pb2.CreateTournamentRequest(
+            name=name,
+            player_ids=player_ids,
+            table_size=table_size,
+            first_round=first_round,
+            seed_order=seed_order,
+            table_options=table_options,
+            request_id=new_id(),
+        )
+        return self._call(self.lobby.CreateTournament, request, retry=True)
+
+    def start_round(self, tournament_id: str) -> lobby_pb2.Tournament:
+        """Seats, creates and starts the tournament's next round (its host's credential)."""
+        request = lobby_pb2.StartRoundRequest(tournament_id=tournament_id, request_id=new_id())
+        return self._call(self.lobby.StartRound, request, retry=True)
+
+    def get_tournament(self, tournament_id: str) -> lobby_pb2.Tournament:
+        """The tournament's rounds, tables, results so far and standings."""
+        request = lobby_pb2.GetTournamentRequest(tournament_id=tournament_id)
+        return self._call(self.lobby.GetTournament, request, retry=True)
+
+    def standings(self, tournament_id: str) -> list[lobby_pb2.Standing]:
+        """Every player's standing after the results recorded so far, best first."""
+        return list(self.get_tournament(tournament_id).standings)
+
+    def export_standings(
+        self,
+        tournament_id: str,
+        format: lobby_pb2.StandingsFormat.ValueType = lobby_pb2.STANDINGS_FORMAT_CSV,
+    ) -> str:
+        """The standings as CSV (or JSON) text."""
+        request = lobby_pb2.ExportStandingsRequest(tournament_id=tournament_id, format=format)
+        return self._call(self.lobby.ExportStandings, request, retry=True).content
+
     # -- games ------------------------------------------------------------------------------
 
     def state(self, game_id: str, version: int = 0) -> game_pb2.GameState:
@@ -208,20 +278,44 @@ class Client:
         return self._call(self.games.GetState, request, retry=True)
 
     def legal_actions(self, game_id: str) -> game_pb2.ListLegalActionsResponse:
+        """What the seats that must act may do now (every action, in one page)."""
         request = game_pb2.ListLegalActionsRequest(game_id=game_id)
         return self._call(self.games.ListLegalActions, request, retry=True)
 
     def act(
-        self, game_id: str, command: game_pb2.Command, command_id: str | None = None
+        self,
+        game_id: str,
+        action: game_pb2.Command | game_pb2.LegalAction,
+        command_id: str | None = None,
+        *,
+        price: int | None = None,
+        par: int | None = None,
+        count: int | None = None,
+        kind: game_pb2.DividendKind.ValueType | None = None,
+        routes: Sequence[Route] | None = None,
     ) -> game_pb2.SubmitCommandResponse:
-        """Submits `command` for the seat of this client's credential. Retries carry the same
-        command id (a new UUID unless given), so the server applies the command at most once."""
+        """Submits a command for the seat of this client's credential: `action` is a Command,
+        or a LegalAction taken with the choices given and the defaults of `to_command` for the
+        rest; a run_routes option without `routes` runs the best routes `best_routes` finds.
+
+        Idempotent: every attempt carries one command id (a new UUID unless given), so
+        however often a lost answer makes it retry, the server applies the command once and
+        answers a repeat with the first answer."""
+        if isinstance(action, game_pb2.LegalAction):
+            if action.WhichOneof("action") == "run_routes" and routes is None:
+                routes = self.best_routes(game_id, action.run_routes.corporation).routes
+            command = command_with(action, Choices(price, par, count, kind, routes))
+        elif (price, par, count, kind, routes) != (None,) * 5:
+            raise ValueError("choices go with a LegalAction, not with a Command")
+        else:
+            command = action
         request = game_pb2.SubmitCommandRequest(
-            game_id=game_id, command=command, command_id=command_id or _new_id()
+            game_id=game_id, command=command, command_id=command_id or new_id()
         )
         return self._call(self.games.SubmitCommand, request, retry=True)
 
     def best_routes(self, game_id: str, corporation: str) -> routes_pb2.RouteSolution:
+        """The routes that earn `corporation` the most at the game's latest version."""
         request = routes_pb2.OptimizeRequest(game_id=game_id, corporation=corporation)
         return self._call(self.routes.Optimize, request, retry=True)
 
@@ -234,150 +328,6 @@ class Client:
         heartbeat_seconds: int = 5,
         until_end: bool = True,
     ) -> Watch:
-        """The game's events from `from_version` on, live (see `Watch`)."""
+        """The game's events from `from_version` on, live, resumed after a broken connection
+        (see `Watch`)."""
         return Watch(self, game_id, from_version, include_state, heartbeat_seconds, until_end)
-
-
-class Watch:
-    """An iterator of `Update`s: every event of a game once, in order, from a version onward.
-
-    A broken stream (or one silent for more than twice the heartbeat interval) is reconnected
-    from the last version seen + 1, so nothing is missed or repeated. Heartbeats are not
-    yielded. With `until_end` the iteration stops after the game's last event (GameEnded), or
-    at once when started past the end of a finished game; otherwise it goes on until
-    `close()`. `disconnect()` drops the current connection (the watch then reconnects), e.g.
-    to test resumption.
-    """
-
-    reconnect_attempts = 10
-
-    def __init__(
-        self,
-        client: Client,
-        game_id: str,
-        from_version: int,
-        include_state: bool,
-        heartbeat_seconds: int,
-        until_end: bool,
-    ) -> None:
-        self._client = client
-        self.game_id = game_id
-        self.last_version = from_version - 1
-        self.include_state = include_state
-        self.heartbeat_seconds = heartbeat_seconds
-        self.until_end = until_end
-        self.connections = 0
-        self._call: Any = None
-        self._closed = False
-        self._updates = self._run()
-
-    def __iter__(self) -> Watch:
-        return self
-
-    def __next__(self) -> Update:
-        return next(self._updates)
-
-    def __enter__(self) -> Watch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def disconnect(self) -> None:
-        """Drops the current connection; the next item comes over a new one."""
-        if self._call is not None:
-            self._call.cancel()
-
-    def close(self) -> None:
-        """Ends the watch (from any thread: an iteration in progress stops)."""
-        self._closed = True
-        self.disconnect()
-        with contextlib.suppress(ValueError):  # "generator already executing": it will stop
-            self._updates.close()
-
-    def _over_already(self) -> bool:
-        """Whether the game ended at or before the version to start after."""
-        latest = self._client.state(self.game_id)
-        return not latest.acting_seats and latest.version <= self.last_version
-
-    def _run(self) -> Generator[Update, None, None]:
-        if self.until_end and self._over_already():
-            return  # nothing will ever come
-        failures = 0
-        while not self._closed:
-            request = game_pb2.WatchGameRequest(
-                game_id=self.game_id,
-                from_version=self.last_version + 1,
-                include_state=self.include_state,
-                heartbeat_seconds=self.heartbeat_seconds,
-            )
-            self._call = self._client.games.WatchGame(request, metadata=self._client._metadata())
-            self.connections += 1
-            alive = _Watchdog(self._call, 2 * self.heartbeat_seconds + 1)
-            try:
-                for response in self._call:
-                    alive.beat()
-                    failures = 0
-                    if not response.HasField("event"):
-                        continue  # a heartbeat: the connection is alive
-                    if response.event.version <= self.last_version:
-                        continue
-                    self.last_version = response.event.version
-                    state = response.state if response.HasField("state") else None
-                    alive.hold()  # the consumer's time is not the server's silence
-                    yield Update(response.event, state)
-                    alive.beat()
-                    if self.until_end and response.event.type == GAME_ENDED:
-                        return
-                # The server ended the stream (it never does unless shutting down): resume.
-                error = ShikokuError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
-            except grpc.RpcError as raw:
-                error = ShikokuError.from_rpc_error(raw)
-            finally:
-                alive.stop()
-                self._call.cancel()
-            failures += 1
-            if self._closed:
-                return
-            if error.code not in WATCH_RECONNECT or failures > self.reconnect_attempts:
-                raise error
-            time.sleep(_backoff(failures, error) if failures > 1 else 0.0)
-
-
-class _Watchdog:
-    """Cancels a streaming call that has been silent for `limit` seconds (heartbeats included),
-    so that a dead connection is noticed and replaced."""
-
-    def __init__(self, call: Any, limit: float) -> None:
-        self._call = call
-        self._limit = limit
-        self._last = time.monotonic()
-        self._stopped = threading.Event()
-        threading.Thread(target=self._watch, daemon=True).start()
-
-    def beat(self) -> None:
-        self._last = time.monotonic()
-
-    def hold(self) -> None:
-        """Not silent until the next beat (the consumer is busy with an item)."""
-        self._last = math.inf
-
-    def stop(self) -> None:
-        self._stopped.set()
-
-    def _watch(self) -> None:
-        while not self._stopped.wait(min(self._limit, 1.0)):
-            if time.monotonic() - self._last > self._limit:
-                self._call.cancel()
-                return
-
-
-def _backoff(attempt: int, error: ShikokuError) -> float:
-    if error.retry_delay is not None:
-        return error.retry_delay
-    return float(min(0.1 * 2 ** (attempt - 1), 5.0))
-
-
-def _new_id() -> str:
-    """A fresh request or command id: retries of one call reuse it, so it takes effect once."""
-    return str(uuid.uuid4())

@@ -13,11 +13,10 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from examples.random_bot import seat_table
 from infra.grpc_errors import Metadata
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk import Client as SdkClient
-from shikoku_sdk import ShikokuError
+from shikoku_sdk import ShikokuError, seat_table
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import Client, System, auth
 from tests.e2e.launch import issue_api_key, start_system, stop_system
@@ -132,8 +131,8 @@ def test_an_application_key_with_limits_of_its_own(limited: System) -> None:
 def test_a_caller_may_hold_only_so_many_streams_open(limited: System) -> None:
     fast_key = issue_api_key(limited.redis_url, "watcher", "--per-second", "100", "--burst", "100")
     with SdkClient(limited.gateway, api_key=fast_key) as client:
-        game_id, seats = seat_table(client, 2)
-        seat = next(iter(seats.values()))
+        table = seat_table(client, 2)
+        game_id, seat = table.game_id, table.seats[1]
         watches = [seat.watch(game_id) for _ in range(2)]
         assert [next(iter(watch)).event.version for watch in watches] == [1, 1]
         request = game_pb2.WatchGameRequest(game_id=game_id)

@@ -1,5 +1,5 @@
-"""The client SDK (shikoku_sdk) and its examples against the real system: whole games played by
-the example bot, a watch that resumes after dropped connections, errors, and safe retries."""
+"""The client SDK (shikoku_sdk) against the real system: whole games played by its random
+player, a watch that resumes after dropped connections, errors, and safe retries."""
 
 from __future__ import annotations
 
@@ -14,8 +14,18 @@ import grpc
 import pytest
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from examples.random_bot import play, play_random_game, seat_table
-from shikoku_sdk import PASS, Client, ShikokuError, Update, game_pb2, lobby_pb2, state_document
+from shikoku_sdk import (
+    PASS,
+    Client,
+    RandomPlayer,
+    ShikokuError,
+    Update,
+    game_pb2,
+    game_result,
+    lobby_pb2,
+    seat_table,
+)
+from shikoku_sdk.bot import play_random_game
 from shikoku_sdk.random_player import command_for
 from tests.e2e.api import System
 
@@ -23,21 +33,21 @@ pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
 
 @pytest.mark.parametrize("players", [3, 4, 6])
-def test_the_example_bot_plays_whole_games(system: System, players: int) -> None:
+def test_the_random_player_plays_whole_games(system: System, players: int) -> None:
     final = play_random_game(system.gateway, players, seed=players, api_key=system.api_key)
-    document = state_document(final)
-    assert not final.acting_seats
-    assert document["result"]["reason"]
-    seats = [int(entry["seat"]) for entry in document["result"]["net_worths"]]
-    assert sorted(seats) == list(range(1, players + 1))
+    result = game_result(final)
+    assert not final.acting_seats and result is not None
+    assert result.reason in {"bank", "bankrupt"}
+    assert sorted(result.net_worths) == list(range(1, players + 1))
 
 
 def test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats(
     system: System,
 ) -> None:
     with Client(system.gateway, api_key=system.api_key) as client:
-        game_id, seats = seat_table(client, 3)
-        player = threading.Thread(target=play, args=(game_id, seats, random.Random(1)))
+        table = seat_table(client, 3)
+        game_id = table.game_id
+        player = threading.Thread(target=RandomPlayer(game_id, table.seats, 1).play)
         player.start()
         rng = random.Random(2)
         updates: list[Update] = []
@@ -67,7 +77,8 @@ def test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats(
 
 def test_acting_out_of_turn_is_a_shikoku_error_and_writes_nothing(system: System) -> None:
     with Client(system.gateway, api_key=system.api_key) as client:
-        game_id, seats = seat_table(client, 3)
+        table = seat_table(client, 3)
+        game_id, seats = table.game_id, table.seats
         before = client.state(game_id)
         idle = next(seat for seat in seats if seat not in before.acting_seats)
         with pytest.raises(ShikokuError) as raised:
@@ -141,7 +152,8 @@ def first_command(client: Client, game_id: str) -> tuple[int, game_pb2.Command]:
 def test_a_retried_command_is_applied_once(system: System) -> None:
     lost = FirstCallFails(FakeError(grpc.StatusCode.UNAVAILABLE, []), deliver=True)
     with Client(system.gateway, api_key=system.api_key, interceptors=[lost]) as client:
-        game_id, seats = seat_table(client, 3)
+        table = seat_table(client, 3)
+        game_id, seats = table.game_id, table.seats
         before = client.state(game_id).version
         seat, command = first_command(client, game_id)
         answer = seats[seat].act(game_id, command)
@@ -195,7 +207,8 @@ def test_a_rate_limited_command_waits_as_told(system: System) -> None:
         api_key=system.api_key,
         interceptors=[FirstCallFails(limited, deliver=False)],
     ) as client:
-        game_id, seats = seat_table(client, 3)
+        table = seat_table(client, 3)
+        game_id, seats = table.game_id, table.seats
         before = client.state(game_id).version
         seat, command = first_command(client, game_id)
         started = time.monotonic()
@@ -214,7 +227,8 @@ def test_list_tables_pages_through_all_of_them(system: System) -> None:
 
 def test_malformed_input_names_the_field_to_fix(system: System) -> None:
     with Client(system.gateway, api_key=system.api_key) as client:
-        game_id, seats = seat_table(client, 3)
+        table = seat_table(client, 3)
+        game_id, seats = table.game_id, table.seats
         seat = client.legal_actions(game_id).actions[0].seat
         with pytest.raises(ShikokuError) as refused:
             seats[seat].act(game_id, game_pb2.Command())

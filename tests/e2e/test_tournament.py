@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 
-from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, routes_pb2_grpc
-from shikoku_sdk.random_player import RandomPlayer
+from shikoku.v1 import game_pb2, lobby_pb2
+from shikoku_sdk import Client as SdkClient
+from shikoku_sdk import RandomPlayer
 from tests.e2e.api import (
     PASS,
     Client,
@@ -30,15 +31,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
 
 
 def play_table(system: System, game_id: str, credentials: dict[int, str], seed: int) -> int:
-    with system.channel() as channel:
-        player = RandomPlayer(
-            game_pb2_grpc.GameServiceStub(channel),
-            routes_pb2_grpc.RoutesServiceStub(channel),
-            game_id,
-            credentials,
-            seed=seed,
-        )
-        return player.play()
+    with SdkClient(system.gateway, api_key=system.api_key) as client:
+        seats = {seat: client.with_credential(token) for seat, token in credentials.items()}
+        return RandomPlayer(game_id, seats, seed).play()
 
 
 def wait_for(check: object, seconds: float = 20) -> None:

@@ -12,8 +12,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2_grpc
-from shikoku_sdk.random_player import RandomPlayer
+from shikoku.v1 import game_pb2, lobby_pb2
+from shikoku_sdk import Client as SdkClient
+from shikoku_sdk import RandomPlayer
 from tests.e2e.api import (
     PASS,
     Client,
@@ -422,14 +423,9 @@ def test_random_players_finish_a_game_through_the_gateway(system: System) -> Non
     client = Client(system)
     try:
         game_id, tokens, _host = started_table(client, seats=4)
-        player = RandomPlayer(
-            client.game,
-            routes_pb2_grpc.RoutesServiceStub(client.channel),
-            game_id,
-            {seat: tokens[seat - 1] for seat in (1, 2, 3, 4)},
-            seed=4,
-        )
-        taken = player.play()
+        with SdkClient(system.gateway, api_key=system.api_key) as sdk:
+            seats = {seat: sdk.with_credential(tokens[seat - 1]) for seat in (1, 2, 3, 4)}
+            taken = RandomPlayer(game_id, seats, seed=4).play()
         state = document(client.game.GetState(game_pb2.GetStateRequest(game_id=game_id)).state)
         assert state["result"]["reason"] in {"bank", "bankrupt"}
         assert taken > 100

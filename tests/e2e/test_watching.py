@@ -9,8 +9,9 @@ import threading
 import grpc
 import pytest
 
-from shikoku.v1 import game_pb2, game_pb2_grpc, routes_pb2_grpc
-from shikoku_sdk.random_player import RandomPlayer
+from shikoku.v1 import game_pb2
+from shikoku_sdk import Client as SdkClient
+from shikoku_sdk import RandomPlayer
 from tests.e2e.api import Client, System, expect_error, started_table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
@@ -52,14 +53,9 @@ def test_watchers_that_hang_up_and_resume_see_the_whole_game(
     done = threading.Event()
 
     def play() -> None:
-        with system.channel() as channel:
-            RandomPlayer(
-                game_pb2_grpc.GameServiceStub(channel),
-                routes_pb2_grpc.RoutesServiceStub(channel),
-                game_id,
-                dict(enumerate(tokens, start=1)),
-                seed=7,
-            ).play()
+        with SdkClient(system.gateway, api_key=system.api_key) as sdk:
+            seats = {seat: sdk.with_credential(token) for seat, token in enumerate(tokens, 1)}
+            RandomPlayer(game_id, seats, seed=7).play()
         done.set()
 
     steady: list[list[game_pb2.WatchGameResponse]] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import random
 import signal
 import time
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from infra.eventstore import Entries, stream_key
 from infra.redis_server import EmbeddedRedis, free_port
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
 from shikoku.v1 import game_pb2
-from tests.reliability.proto_bot import next_command
+from shikoku_sdk.random_player import choose, command_for
 from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.reliability
@@ -45,6 +46,7 @@ class Player:
         self.address = address
         self.game_id = game_id
         self.acknowledged: dict[int, str] = {}
+        self.rng = random.Random(game_id)
         self.connect()
 
     def connect(self) -> None:
@@ -68,10 +70,10 @@ class Player:
     def step(self) -> None:
         request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
         actions = list(self.rules.ListLegalActions(request, timeout=5, metadata=INTERNAL).actions)
-        chosen = next_command(actions)
-        assert chosen is not None, "the bot has nothing it can do"
-        seat, command = chosen
-        submit = rules_pb2.SubmitRequest(game_id=self.game_id, seat=seat, command=command)
+        assert actions, "the game has ended"
+        action = choose(actions, self.rng)
+        command = command_for(action, self.rng, lambda _corporation: [])  # no trains run yet
+        submit = rules_pb2.SubmitRequest(game_id=self.game_id, seat=action.seat, command=command)
         answer = self.rules.Submit(submit, timeout=5, metadata=INTERNAL)
         self.acknowledged.update({event.version: event.type for event in answer.events})
 

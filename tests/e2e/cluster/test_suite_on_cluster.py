@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from examples.random_bot import play_random_game
+from shikoku_sdk.bot import play_random_game
 from tests.e2e.api import System, sync_redis
 from tests.e2e.test_access import (
     test_a_closed_table_shows_itself_to_its_seats,
@@ -28,7 +28,7 @@ from tests.e2e.test_sdk import (
     test_a_retried_command_is_applied_once,
     test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats,
     test_acting_out_of_turn_is_a_shikoku_error_and_writes_nothing,
-    test_the_example_bot_plays_whole_games,
+    test_the_random_player_plays_whole_games,
 )
 from tests.e2e.test_site_games import test_shared_game_replays_through_the_gateway
 from tests.e2e.test_tournament import (
@@ -58,8 +58,8 @@ __all__ = [
     "test_gateway_answers_health_and_reflection",
     "test_shared_game_replays_through_the_gateway",
     "test_tables_are_listed_with_their_games_summaries",
-    "test_the_example_bot_plays_whole_games",
     "test_the_host_administers_and_seats_mind_their_own",
+    "test_the_random_player_plays_whole_games",
     "test_the_slice",
     "test_tournaments_are_run_by_their_host",
     "test_undo_through_the_gateway",
@@ -69,9 +69,10 @@ __all__ = [
 
 
 def test_a_bot_game_on_the_cluster_spreads_games_over_the_masters(system: System) -> None:
-    """`examples/random_bot.py` plays whole games on `shikoku run --cluster`, and the games'
-    streams are spread over more than one master (each game on the slot of its id). A game's
-    master is a draw of its id: up to 10 games, so that all on one master (3^-9) is no flake."""
+    """The SDK's random player (`python -m shikoku_sdk.bot`'s game) plays whole games on
+    `shikoku run --cluster`, and the games' streams are spread over more than one master (each
+    game on the slot of its id). A game's master is a draw of its id: up to 10 games, so that
+    all on one master (3^-9) is no flake."""
     client = sync_redis(system.redis_url)
     assert isinstance(client, redis.RedisCluster)
     holding: list[str] = []

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from examples.random_bot import play, seat_table
 from infra.config import redis_client
 from infra.eventstore import EventStore
 from services.rules import codec
@@ -31,7 +30,7 @@ from services.rules.domain.undo import Logged
 from services.rules.domain.view import state_document
 from services.rules.shell.repository import to_domain
 from shikoku.v1 import game_pb2
-from shikoku_sdk import Client
+from shikoku_sdk import Client, RandomPlayer, seat_table
 from tools.supervisor import System
 
 pytestmark = [pytest.mark.reliability, pytest.mark.cluster]
@@ -77,8 +76,8 @@ class Bot:
     def run(self) -> None:
         try:
             while not self.enough.is_set():
-                game_id, seats = seat_table(self.client, self.players)
-                self.games.append(Game(game_id, seats))
+                table = seat_table(self.client, self.players)
+                self.games.append(Game(table.game_id, table.seats))
                 self._play(self.games[-1])
         except BaseException as error:  # reported by the test
             self.error = error
@@ -88,7 +87,7 @@ class Bot:
             game.acknowledged.update({event.version: event.type for event in answer.events})
             self.acknowledged_at.append(time.monotonic())
 
-        play(game.game_id, game.seats, self.rng, ACTIONS_LIMIT, acknowledged)
+        RandomPlayer(game.game_id, game.seats, self.rng).play(ACTIONS_LIMIT, acknowledged)
         game.ended = True
 
 
