@@ -5,10 +5,11 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GENERATED := shikoku/v1/.generated
+DESCRIPTORS := shikoku/v1/descriptors.binpb
 
 .PHONY: setup proto run run-cluster test lint unit bench soak clean browser
 
-setup: $(INSTALLED) $(GENERATED)
+setup: $(INSTALLED) $(GENERATED) $(DESCRIPTORS)
 
 # Pinned dependencies (requirements.lock), then the project itself, editable.
 $(INSTALLED): pyproject.toml requirements.lock
@@ -18,7 +19,7 @@ $(INSTALLED): pyproject.toml requirements.lock
 	touch $@
 
 # Python code and type stubs generated from protos/ (not committed; regenerated when stale).
-proto: $(GENERATED)
+proto: $(GENERATED) $(DESCRIPTORS)
 $(GENERATED): $(PROTOS) $(INSTALLED)
 	rm -rf shikoku/v1 shikoku/internal
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iprotos \
@@ -28,6 +29,18 @@ $(GENERATED): $(PROTOS) $(INSTALLED)
 		--connectrpc_out=protobuf=google,io=async:. $(filter protos/shikoku/v1/%,$(PROTOS))
 	for d in shikoku/v1 shikoku/internal shikoku/internal/v1; do touch $$d/__init__.py; done
 	touch $@
+
+# The public protos (only those) compiled with their comments and imports, which generated code
+# drops: the descriptors the gateway's server reflection serves (gateway/reflection.py). With
+# google/rpc/error_details.proto (from googleapis-common-protos), the ErrorInfo, BadRequest and
+# RetryInfo that errors carry, so that grpcurl can decode them.
+COMMON_PROTOS = $(shell $(BIN)/python -c 'import google.rpc, pathlib; \
+	print(pathlib.Path(next(iter(google.rpc.__path__))).parent.parent)')
+$(DESCRIPTORS): $(GENERATED)
+	$(BIN)/python -m grpc_tools.protoc -Iprotos -I$(COMMON_PROTOS) --include_imports \
+		--include_source_info --descriptor_set_out=$@.tmp \
+		$(sort $(filter protos/shikoku/v1/%,$(PROTOS))) $(COMMON_PROTOS)/google/rpc/error_details.proto
+	mv $@.tmp $@
 
 # The public API's surface, written as the new release baseline that tests/api/test_breaking.py
 # holds shikoku.v1 to. A release decision: run it to release, never to silence a break.

@@ -14,6 +14,7 @@ from gateway.auth import current_grant
 from gateway.caching import remember
 from gateway.public_api import public_services
 from gateway.rate_limit import Limits, caller_key
+from gateway.reflection import public_descriptors
 from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
 from gateway.stream_quota import StreamQuota
@@ -343,6 +344,7 @@ async def main() -> None:
         register,
         on_stop=stop,
         interceptors=[rate_limit, authorization],
+        descriptors=public_descriptors(),
     )
 
 

@@ -6,10 +6,12 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 import grpc
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection_pb2
 
+from infra import reflection
 from infra.grpc_types import Context
 from infra.interceptors import FailuresAsStatus
 from infra.requests import DecodesRequests
@@ -25,6 +27,8 @@ Register = Callable[[grpc.aio.Server], Iterable[str]]
 # RESOURCE_EXHAUSTED before any handler sees it.
 MAX_RECEIVE_MESSAGE_BYTES = 1024 * 1024
 
+HEALTH_SERVICE: str = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+
 
 async def serve(
     name: str,
@@ -34,11 +38,14 @@ async def serve(
     grace_seconds: float = 5.0,
     *,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),  # type: ignore[type-arg]
+    descriptors: Sequence[descriptor_pb2.FileDescriptorProto] = (),
 ) -> None:
     """Serves until SIGTERM or SIGINT, then stops taking calls, lets running ones finish for
     `grace_seconds`, and runs `on_stop`. `register` adds the servicers and returns their full
     service names (for health and reflection). `interceptors` run before FailuresAsStatus,
-    the first outermost."""
+    the first outermost. Reflection serves `descriptors` (with the files they import), or else
+    the generated code's descriptors of the registered services; with those of health and
+    reflection themselves, and nothing else."""
     server = grpc.aio.server(
         interceptors=[DecodesRequests(), *interceptors, FailuresAsStatus()],
         options=[
@@ -50,13 +57,12 @@ async def serve(
     service_names = list(register(server))
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    reflection.enable_server_reflection(
-        [
-            *service_names,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
-        ],
+    own = reflection.files_of([health_pb2.DESCRIPTOR, reflection_pb2.DESCRIPTOR])
+    files = list(descriptors) or reflection.files_of_services(service_names)
+    reflection.add_reflection(
         server,
+        [*service_names, HEALTH_SERVICE, reflection.SERVICE_NAME],
+        reflection.Catalogue([*files, *own]),
     )
     try:
         port = server.add_insecure_port(address)
