@@ -11,10 +11,12 @@ DESCRIPTORS := shikoku/v1/descriptors.binpb
 
 setup: $(INSTALLED) $(GENERATED) $(DESCRIPTORS)
 
-# Pinned dependencies (requirements.lock), then the project itself, editable.
-$(INSTALLED): pyproject.toml requirements.lock
+# Pinned dependencies (requirements.lock), then the client SDK (sdk/pyproject.toml) and the
+# server that stands on it, both editable.
+$(INSTALLED): pyproject.toml sdk/pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e ./sdk
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
@@ -41,6 +43,12 @@ $(DESCRIPTORS): $(GENERATED)
 		--include_source_info --descriptor_set_out=$@.tmp \
 		$(sort $(filter protos/shikoku/v1/%,$(PROTOS))) $(COMMON_PROTOS)/google/rpc/error_details.proto
 	mv $@.tmp $@
+
+# The client SDK's own distribution, dist/shikoku_sdk-<version>-py3-none-any.whl: shikoku_sdk and
+# the public stubs (shikoku.v1), nothing of the server (sdk/build_wheel.py stages just those).
+.PHONY: sdk
+sdk: $(GENERATED)
+	$(BIN)/python sdk/build_wheel.py --out dist
 
 # The public API's surface, written as the new release baseline that tests/api/test_breaking.py
 # holds shikoku.v1 to. A release decision: run it to release, never to silence a break.
@@ -108,4 +116,4 @@ crosscheck-record: setup
 	$(BIN)/python -m tools.crosscheck --record tests/crosscheck/recorded $(FLAGS)
 
 clean:
-	rm -rf $(VENV) shikoku/v1 shikoku/internal .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) shikoku/v1 shikoku/internal .mypy_cache .ruff_cache .pytest_cache dist

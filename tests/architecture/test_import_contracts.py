@@ -59,6 +59,9 @@ def test_the_tree_keeps_every_contract() -> None:
         ("gateway/auth.py", "import services.lobby.shell.accounts", "Each layer"),
         # A service using a tool.
         ("services/lobby/shell/server.py", "import tools.supervisor", "Each layer"),
+        # The SDK reaching into the server's infrastructure, or needing a server dependency.
+        ("shikoku_sdk/client.py", "import infra.config", "The SDK imports nothing"),
+        ("shikoku_sdk/watch.py", "import redis", "The SDK imports nothing"),
     ],
 )
 def test_a_deliberate_violation_breaks_its_contract(
