@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 from pathlib import Path
 
 from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import FileDescriptor
 from grpc_tools import protoc  # type: ignore[import-untyped]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,6 +32,18 @@ def public_sources() -> list[str]:
     return sorted(
         p.relative_to(PROTOS).as_posix() for p in PROTOS.glob(f"{PACKAGE_DIRECTORY}/*.proto")
     )
+
+
+def generated_files() -> list[FileDescriptor]:
+    """The file descriptors of the generated shikoku.v1 modules (`make proto`)."""
+    import shikoku.v1
+
+    names = sorted(
+        module.name
+        for module in pkgutil.iter_modules(shikoku.v1.__path__)
+        if module.name.endswith("_pb2")
+    )
+    return [importlib.import_module(f"shikoku.v1.{name}").DESCRIPTOR for name in names]
 
 
 def compile_public(out: Path) -> descriptor_pb2.FileDescriptorSet:
