@@ -17,7 +17,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
-from gateway.web.methods import public_methods
+from gateway.public_api import public_methods
 from tests.e2e.api import System
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
