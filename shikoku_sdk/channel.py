@@ -15,6 +15,7 @@ API_KEY_ENV = "SHIKOKU_API_KEY"
 
 
 def api_key_from_env() -> str:
+    """The API key in $SHIKOKU_API_KEY (empty when unset)."""
     return os.environ.get(API_KEY_ENV, "")
 
 

@@ -238,3 +238,77 @@ def test_malformed_input_names_the_field_to_fix(system: System) -> None:
             seats[seat].act(game_id, PASS)  # well-formed: refused or not, no field to fix
             seats[seat].act(game_id, PASS)
         assert refused.value.field_violations == {}
+
+
+def test_a_tournament_run_through_the_sdk(system: System) -> None:
+    """A host and four players registered through the SDK; one round of one table played by
+    the random player with the players' own credentials; the standings and their export."""
+    with Client(system.gateway, api_key=system.api_key) as client:
+        host = client.with_credential(client.register_host("Director").credential)
+        entrants = {}
+        for name in ("Ada", "Brunel", "Clara", "Dai"):
+            registered = client.register_player(name)
+            entrants[registered.player_id] = client.with_credential(registered.credential)
+        created = host.create_tournament("SDK cup", list(entrants), table_size=4)
+        with pytest.raises(ShikokuError) as refused:  # players do not run tournaments
+            next(iter(entrants.values())).start_round(created.tournament_id)
+        assert refused.value.reason == "NOT_HOST"
+        (table,) = host.start_round(created.tournament_id).rounds[0].tables
+        seats = {seat: entrants[p] for seat, p in enumerate(table.player_ids, start=1)}
+        assert RandomPlayer(table.table_id, seats, seed=5).play() > 50
+        deadline = time.monotonic() + 20
+        while not client.get_tournament(created.tournament_id).rounds[0].finished:
+            assert time.monotonic() < deadline, "the result was never recorded"
+            time.sleep(0.2)
+        standings = client.standings(created.tournament_id)
+        result = game_result(client.state(table.table_id))
+        assert result is not None
+        worth = {p: result.net_worths[seat] for seat, p in enumerate(table.player_ids, start=1)}
+        assert {s.player_id: s.net_worth for s in standings} == worth
+        assert [s.position for s in standings] == [1, 2, 3, 4]
+        rows = client.export_standings(created.tournament_id).splitlines()
+        assert rows[0].startswith("position,player_id") and len(rows) == 5
+
+
+def test_seats_ready_up_and_the_host_ends_the_game(system: System) -> None:
+    """SetReady starts a full table by itself; a seat acts from a LegalAction with a choice;
+    the host ends the game as it stands."""
+    with Client(system.gateway, api_key=system.api_key) as client:
+        created = client.create_table(2, lobby_pb2.TableOptions(fixed_seat_order=True))
+        table_id = created.table.table_id
+        seats = {}
+        for name in ("Ada", "Brunel"):
+            joined = client.join_table(table_id, name)
+            seats[joined.seat] = client.with_credential(joined.seat_token)
+        assert seats[1].set_ready(table_id).status == lobby_pb2.TABLE_STATUS_OPEN
+        assert seats[2].set_ready(table_id).status == lobby_pb2.TABLE_STATUS_STARTED
+        game_id = client.get_table(table_id).game_id
+        bid = next(
+            a
+            for a in client.legal_actions(game_id).actions
+            if a.WhichOneof("action") == "place_bid"
+        )
+        with pytest.raises(ValueError, match="outside"):
+            seats[bid.seat].act(game_id, bid, price=bid.place_bid.max_price + 5)
+        answer = seats[bid.seat].act(game_id, bid, price=bid.place_bid.min_price + 5)
+        placed = answer.events[0].payload
+        assert placed["price"] == bid.place_bid.min_price + 5
+        client.with_credential(created.host_token).end_game(table_id)
+        result = game_result(client.state(game_id))
+        assert result is not None and result.reason == "ended"
+
+
+def test_a_start_whose_answer_was_lost_returns_the_game_it_started(system: System) -> None:
+    lost = FirstCallFails(
+        FakeError(grpc.StatusCode.UNAVAILABLE, []), True, "StartTable", "table_id"
+    )
+    with Client(system.gateway, api_key=system.api_key, interceptors=[lost]) as client:
+        created = client.create_table(2)
+        table_id = created.table.table_id
+        for name in ("Ada", "Brunel"):
+            client.join_table(table_id, name)
+        started = client.with_credential(created.host_token).start_table(table_id)
+        assert lost.sent == [table_id, table_id]  # started by the first, refused to the second
+        assert started.game_id == table_id
+        assert started.table.status == lobby_pb2.TABLE_STATUS_STARTED
+        assert client.state(started.game_id).version > 0
