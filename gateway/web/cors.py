@@ -1,46 +1,59 @@
-"""Cross-origin access: which web origins may call the bridge from a page of theirs."""
+"""Cross-origin access: which web origins may call the API from a page of theirs, and the
+headers the Connect and gRPC-Web protocols need a preflight to allow and a response to expose.
+
+`SHIKOKU_WEB_ORIGINS` is a comma-separated list of origins (`https://play.example`); the default
+`*` allows any, which suits development and is safe here: no cookies are used, a page must send
+the API key and the player's credential itself, so no request carries ambient authority.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
-ALLOW_HEADERS = "authorization, x-api-key, content-type"
-EXPOSE_HEADERS = "retry-after"
-PREFLIGHT_MAX_AGE_SECONDS = 600
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp
+
+SETTING = "SHIKOKU_WEB_ORIGINS"
+DEFAULT_ORIGINS = "*"
+
+ALLOW_METHODS = ("GET", "POST")
+ALLOW_HEADERS = (
+    # ours, as on the gRPC API
+    "authorization",
+    "x-api-key",
+    # Connect
+    "content-type",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "connect-accept-encoding",
+    "connect-content-encoding",
+    # gRPC-Web
+    "grpc-timeout",
+    "x-grpc-web",
+    "x-user-agent",
+)
+EXPOSE_HEADERS = (
+    "grpc-status",
+    "grpc-message",
+    "grpc-status-details-bin",
+    "content-encoding",
+    "connect-content-encoding",
+    "retry-after",
+)
+PREFLIGHT_MAX_AGE_SECONDS = 7200
 
 
-@dataclass(frozen=True)
-class Cors:
-    origins: frozenset[str]  # "*": any origin
+def allowed_origins(raw: str | None = None) -> tuple[str, ...]:
+    value = os.environ.get(SETTING, DEFAULT_ORIGINS) if raw is None else raw
+    return tuple(origin.strip().rstrip("/") for origin in value.split(",") if origin.strip())
 
-    @classmethod
-    def from_env(cls) -> Cors:
-        raw = os.environ.get("SHIKOKU_WEB_ORIGINS", "*")
-        return cls(frozenset(o.strip().rstrip("/") for o in raw.split(",") if o.strip()))
 
-    def headers(self, origin: str | None) -> list[tuple[str, str]]:
-        """For every response: whether the page at `origin` may read it."""
-        if "*" in self.origins:
-            allowed = "*"
-        elif origin is not None and origin in self.origins:
-            allowed = origin
-        else:
-            return [("Vary", "Origin")] if self.origins else []
-        headers = [
-            ("Access-Control-Allow-Origin", allowed),
-            ("Access-Control-Expose-Headers", EXPOSE_HEADERS),
-        ]
-        return headers if allowed == "*" else [*headers, ("Vary", "Origin")]
-
-    def preflight(self, origin: str | None, methods: str) -> list[tuple[str, str]]:
-        """For an OPTIONS preflight: what a cross-origin call may send."""
-        headers = self.headers(origin)
-        if not any(name == "Access-Control-Allow-Origin" for name, _ in headers):
-            return headers
-        return [
-            *headers,
-            ("Access-Control-Allow-Methods", methods),
-            ("Access-Control-Allow-Headers", ALLOW_HEADERS),
-            ("Access-Control-Max-Age", str(PREFLIGHT_MAX_AGE_SECONDS)),
-        ]
+def with_cors(app: ASGIApp, origins: tuple[str, ...]) -> ASGIApp:
+    return CORSMiddleware(
+        app,
+        allow_origins=origins,
+        allow_methods=ALLOW_METHODS,
+        allow_headers=ALLOW_HEADERS,
+        expose_headers=EXPOSE_HEADERS,
+        max_age=PREFLIGHT_MAX_AGE_SECONDS,
+    )

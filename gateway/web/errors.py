@@ -1,37 +1,76 @@
-"""gRPC statuses as HTTP responses: the HTTP status, and the google.rpc.Status as JSON."""
+"""gRPC statuses as Connect errors, their google.rpc details intact, and the web entrypoint's own
+refusals in the same shape (an ErrorInfo with our reason, a BadRequest for malformed input).
+
+Each detail also goes out with its JSON form (the Connect error's `debug` field), so that a page
+using plain `fetch` reads `details[i].debug.reason` without decoding protobuf; Connect clients
+decode `value` as usual.
+"""
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
 
 import grpc
-from google.protobuf import any_pb2, json_format
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError, ErrorDetail
+from google.protobuf import descriptor_pb2, duration_pb2
+from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
+from protobuf import Registry
+from protobuf.wkt import Any, FileDescriptorSet
 
 from infra.grpc_errors import DOMAIN, rich_status
 
-_HTTP_STATUS: dict[grpc.StatusCode, int] = {
-    grpc.StatusCode.OK: 200,
-    grpc.StatusCode.INVALID_ARGUMENT: 400,
-    grpc.StatusCode.FAILED_PRECONDITION: 400,
-    grpc.StatusCode.OUT_OF_RANGE: 400,
-    grpc.StatusCode.UNAUTHENTICATED: 401,
-    grpc.StatusCode.PERMISSION_DENIED: 403,
-    grpc.StatusCode.NOT_FOUND: 404,
-    grpc.StatusCode.ALREADY_EXISTS: 409,
-    grpc.StatusCode.ABORTED: 409,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
-    grpc.StatusCode.CANCELLED: 499,  # not in http.HTTPStatus: nginx's "client closed request"
-    grpc.StatusCode.UNIMPLEMENTED: 501,
-    grpc.StatusCode.UNAVAILABLE: 503,
-    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+# gRPC's names, but for the one Connect spells with a single L.
+_CODES: dict[grpc.StatusCode, Code] = {
+    status: Code.CANCELED if status == grpc.StatusCode.CANCELLED else Code[status.name]
+    for status in grpc.StatusCode
+    if status != grpc.StatusCode.OK
 }
+_CODES_BY_NUMBER: dict[int, Code] = {status.value[0]: code for status, code in _CODES.items()}
 
 
-def http_status(code: grpc.StatusCode) -> int:
-    return _HTTP_STATUS.get(code, 500)
+def _detail_registry() -> Registry:
+    """The google.rpc detail types in the Connect library's own protobuf runtime, built from
+    the descriptors of the ones we send, so that their JSON can be written."""
+    files = descriptor_pb2.FileDescriptorSet()
+    for module in (duration_pb2, error_details_pb2):
+        proto = files.file.add()
+        module.DESCRIPTOR.CopyToProto(proto)
+        _copy_json_names(proto.message_type, module.DESCRIPTOR.message_types_by_name)
+    return FileDescriptorSet.from_binary(files.SerializeToString()).to_registry()
+
+
+def _copy_json_names(
+    protos: Iterable[descriptor_pb2.DescriptorProto], messages: Mapping[str, Descriptor]
+) -> None:
+    """CopyToProto leaves out the fields' JSON names, which the JSON writer needs."""
+    for proto in protos:
+        message = messages[proto.name]
+        for field in proto.field:
+            field.json_name = message.fields_by_name[field.name].json_name
+        _copy_json_names(proto.nested_type, message.nested_types_by_name)
+
+
+_REGISTRY = _detail_registry()
+
+
+def _detail(packed_type_url: str, value: bytes) -> ErrorDetail:
+    any_message = Any(type_url=packed_type_url, value=value)
+    name = packed_type_url.rpartition("/")[2]
+    descriptor = _REGISTRY.message(name)
+    message = any_message.unpack(descriptor) if descriptor is not None else None
+    return ErrorDetail(any_message if message is None else message)
+
+
+def connect_error(status: status_pb2.Status) -> ConnectError:
+    """The status as a Connect error with the same code, message and details."""
+    code = _CODES_BY_NUMBER.get(status.code, Code.UNKNOWN)
+    details = [_detail(detail.type_url, detail.value) for detail in status.details]
+    return ConnectError(code, status.message, details)
 
 
 def status_of(error: grpc.aio.AioRpcError) -> status_pb2.Status:
@@ -42,33 +81,26 @@ def status_of(error: grpc.aio.AioRpcError) -> status_pb2.Status:
     return status_pb2.Status(code=error.code().value[0], message=error.details() or "")
 
 
-def bridge_status(
-    code: grpc.StatusCode, message: str, reason: str, metadata: dict[str, str] | None = None
-) -> status_pb2.Status:
-    """A refusal of the bridge's own, shaped like the gateway's (ErrorInfo in the details)."""
+def refusal(
+    code: grpc.StatusCode,
+    reason: str,
+    message: str,
+    metadata: dict[str, str] | None = None,
+    field: str | None = None,
+) -> ConnectError:
+    """A refusal of the web entrypoint's own, shaped like the gateway's: an ErrorInfo, and a
+    BadRequest naming `field` for malformed input."""
     info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata or {})
-    packed = any_pb2.Any()
-    packed.Pack(info)
-    return status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=[packed])
-
-
-def status_document(status: status_pb2.Status) -> dict[str, Any]:
-    """The Status in the JSON mapping; a detail of a type this process does not know is
-    left out rather than failing the whole answer."""
-    details: list[Any] = []
-    for detail in status.details:
-        try:
-            details.append(json_format.MessageToDict(detail))
-        except TypeError:
-            continue
-    document: dict[str, Any] = {"code": status.code, "message": status.message}
-    if details:
-        document["details"] = details
-    return document
-
-
-def status_json(status: status_pb2.Status) -> bytes:
-    return json.dumps(status_document(status), separators=(",", ":")).encode()
+    details: list[Message] = [info]
+    if field is not None:
+        violation = error_details_pb2.BadRequest.FieldViolation(
+            field=field, description=message, reason=reason
+        )
+        details.append(error_details_pb2.BadRequest(field_violations=[violation]))
+    status = status_pb2.Status(code=code.value[0], message=message)
+    for detail in details:
+        status.details.add().Pack(detail)
+    return connect_error(status)
 
 
 def retry_after_seconds(status: status_pb2.Status) -> int | None:
@@ -76,10 +108,6 @@ def retry_after_seconds(status: status_pb2.Status) -> int | None:
     for detail in status.details:
         info = error_details_pb2.RetryInfo()
         if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
-            delay: float = info.retry_delay.ToTimedelta().total_seconds()
-            return max(1, math.ceil(delay))
+            delay: timedelta = info.retry_delay.ToTimedelta()
+            return max(1, math.ceil(delay.total_seconds()))
     return None
-
-
-def code_of(status: status_pb2.Status) -> grpc.StatusCode:
-    return next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)

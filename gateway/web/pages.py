@@ -1,37 +1,37 @@
-"""The demo page and its script, served from gateway/web/static/ by fixed URL (nothing else on
-disk is reachable)."""
+"""The demo page: the files of gateway/web/static/, served at `/` (`index.html` for `/`), and
+nothing else on disk. Every answer says how to treat it: not sniffed, revalidated each time
+(the page changes with the server), and the page itself held to its own origin."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from starlette.datastructures import MutableHeaders
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATIC = Path(__file__).parent / "static"
 
-# The page loads only its own script and talks only to the bridge that served it.
-_PAGE_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'"
+# The page loads only its own scripts and talks only to the server that served it.
+PAGE_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'"
 
 
-@dataclass(frozen=True)
-class Page:
-    body: bytes
-    headers: tuple[tuple[str, str], ...]
+class _PageHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["x-content-type-options"] = "nosniff"
+                headers["cache-control"] = "no-cache"
+                if headers.get("content-type", "").startswith("text/html"):
+                    headers["content-security-policy"] = PAGE_POLICY
+            await send(message)
+
+        await self._app(scope, receive, with_headers)
 
 
-def _page(name: str, content_type: str, *extra: tuple[str, str]) -> Page:
-    headers = (
-        ("Content-Type", content_type),
-        ("Cache-Control", "no-cache"),
-        ("X-Content-Type-Options", "nosniff"),
-        *extra,
-    )
-    return Page((STATIC / name).read_bytes(), headers)
-
-
-def demo_pages() -> dict[str, Page]:
-    return {
-        "/": _page(
-            "index.html", "text/html; charset=utf-8", ("Content-Security-Policy", _PAGE_POLICY)
-        ),
-        "/app.js": _page("app.js", "text/javascript; charset=utf-8"),
-    }
+def static_files(directory: Path = STATIC) -> ASGIApp:
+    return _PageHeaders(StaticFiles(directory=directory, html=True))

@@ -1,5 +1,5 @@
-"""The web bridge process: the public API as JSON over HTTP/1.1 for browsers, in front of the
-gRPC gateway (see docs/browser.md).
+"""The web entrypoint's process: the public API for browsers over Connect and gRPC-Web (and the
+demo page) on uvicorn, in front of the gRPC gateway (see docs/api.md, "From a browser").
 
     SHIKOKU_WEB_ADDR=127.0.0.1:8080 SHIKOKU_GATEWAY_ADDR=127.0.0.1:50051 \\
         python -m gateway.web.server
@@ -8,17 +8,33 @@ gRPC gateway (see docs/browser.md).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from collections.abc import Iterator
 
-from gateway.web.bridge import DEFAULT_MAX_CONNECTIONS, Bridge
-from gateway.web.cors import Cors
-from gateway.web.methods import public_methods
-from gateway.web.pages import demo_pages
-from gateway.web.protocol import LINE_LIMIT
+import uvicorn
+from starlette.types import ASGIApp
+
+from gateway.web.app import web_application
+from gateway.web.cors import allowed_origins
 from infra.config import Addresses, service_channel
 from infra.stopping import stop_requested
 
+#: How long answers under way (streams above all) may go on once the process is told to stop.
 GRACE_SECONDS = 2.0
+#: How long an idle connection is kept open for the browser's next request.
+KEEP_ALIVE_SECONDS = 30
+#: Connections open at once, watching streams included; one more is answered 503.
+DEFAULT_MAX_CONNECTIONS = 1000
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, stopped by `main` rather than by signal handlers of its own (which would
+    re-raise the signal once stopped, and so skip the channel's closing)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -26,26 +42,50 @@ def split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def start(bridge: Bridge, address: str) -> tuple[asyncio.Server, str]:
-    """Listens at `address` (port 0: any free port); returns the server and where it listens."""
+def server_for(app: ASGIApp, address: str, max_connections: int) -> uvicorn.Server:
     host, port = split_address(address)
-    # The reader's limit bounds the request line and each header line.
-    server = await asyncio.start_server(bridge.connection, host, port, limit=LINE_LIMIT)
-    bound = server.sockets[0].getsockname()[1]
-    return server, f"{address.rpartition(':')[0]}:{bound}"
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        lifespan="off",
+        # The browser's own address is what the gateway limits by; a X-Forwarded-For it sent
+        # could be made up.
+        proxy_headers=False,
+        server_header=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        timeout_graceful_shutdown=int(GRACE_SECONDS),
+        limit_concurrency=max_connections or None,
+        access_log=False,
+        log_level="warning",
+    )
+    return _Server(config)
+
+
+def bound_address(server: uvicorn.Server, address: str) -> str:
+    port = server.servers[0].sockets[0].getsockname()[1]
+    return f"{address.rpartition(':')[0]}:{port}"
 
 
 async def main() -> None:
     addresses = Addresses.from_env()
     channel = service_channel(addresses.gateway)
     max_connections = int(os.environ.get("SHIKOKU_WEB_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
-    bridge = Bridge(channel, public_methods(), Cors.from_env(), demo_pages(), max_connections)
-    server, listening = await start(bridge, addresses.web)
-    print(f"web listening on {listening}", flush=True)
+    app = web_application(channel, allowed_origins())
+    server = server_for(app, addresses.web, max_connections)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        if serving.done():
+            await serving  # it failed at start (the port is taken...): say why
+            raise SystemExit("web: the server stopped before it started")
+        await asyncio.sleep(0.05)
+    print(f"web listening on {bound_address(server, addresses.web)}", flush=True)
 
-    await stop_requested()
-    server.close()
-    await bridge.close_connections(GRACE_SECONDS)
+    stopping = asyncio.create_task(stop_requested())
+    await asyncio.wait((serving, stopping), return_when=asyncio.FIRST_COMPLETED)
+    server.should_exit = True
+    await serving
+    stopping.cancel()
     await channel.close(None)
     print("web stopped", flush=True)
 

@@ -1,0 +1,74 @@
+"""The web entrypoint as one ASGI application: the public API over Connect (JSON and binary)
+and gRPC-Web at the gRPC method paths, `/healthz`, and the demo page's files at `/`.
+
+    POST /shikoku.v1.LobbyService/CreateTable   Connect or gRPC-Web, by Content-Type
+    GET  /healthz                                200 ok
+    GET  /, /app.js, ...                         gateway/web/static/
+
+CORS wraps everything, so every answer, refusals included, is readable by an allowed page;
+the body limit and the reading of header bytes wrap the API, so an oversized or garbled request
+fails as a Connect error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from connectrpc.server import ConnectASGIApplication
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp
+
+from gateway.web.codecs import codecs
+from gateway.web.cors import with_cors
+from gateway.web.headers import HeaderText
+from gateway.web.limits import BODY_LIMIT_BYTES, BodyLimit
+from gateway.web.pages import static_files
+from gateway.web.services import (
+    GameServiceForwarder,
+    LobbyServiceForwarder,
+    RoutesServiceForwarder,
+    TitleServiceForwarder,
+)
+from shikoku.v1.game_connect import GameServiceASGIApplication
+from shikoku.v1.lobby_connect import LobbyServiceASGIApplication
+from shikoku.v1.routes_connect import RoutesServiceASGIApplication
+from shikoku.v1.title_connect import TitleServiceASGIApplication
+
+
+def connect_applications(channel: grpc.aio.Channel) -> list[ConnectASGIApplication[Any]]:
+    """One Connect application per service of the public API, each forwarding to the gateway."""
+    limit, known = BODY_LIMIT_BYTES, codecs()
+    return [
+        LobbyServiceASGIApplication(
+            LobbyServiceForwarder(channel), read_max_bytes=limit, codecs=known
+        ),
+        GameServiceASGIApplication(
+            GameServiceForwarder(channel), read_max_bytes=limit, codecs=known
+        ),
+        RoutesServiceASGIApplication(
+            RoutesServiceForwarder(channel), read_max_bytes=limit, codecs=known
+        ),
+        TitleServiceASGIApplication(
+            TitleServiceForwarder(channel), read_max_bytes=limit, codecs=known
+        ),
+    ]
+
+
+async def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok\n", headers={"cache-control": "no-store"})
+
+
+def web_application(channel: grpc.aio.Channel, origins: tuple[str, ...]) -> ASGIApp:
+    api: list[BaseRoute] = [
+        Mount(app.path, app=HeaderText(BodyLimit(app))) for app in connect_applications(channel)
+    ]
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        *api,
+        Mount("/", app=static_files()),
+    ]
+    return with_cors(Starlette(routes=routes), origins)
