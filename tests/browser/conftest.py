@@ -1,4 +1,4 @@
-"""The whole system as `shikoku run` starts it (web bridge included, each process on a free
+"""The whole system as `shikoku run` starts it (web entrypoint included, each process on a free
 loopback port) and Debian's headless Chromium driven by Playwright."""
 
 from __future__ import annotations
