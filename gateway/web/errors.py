@@ -62,7 +62,10 @@ def _detail(packed_type_url: str, value: bytes) -> ErrorDetail:
     any_message = Any(type_url=packed_type_url, value=value)
     name = packed_type_url.rpartition("/")[2]
     descriptor = _REGISTRY.message(name)
-    message = any_message.unpack(descriptor) if descriptor is not None else None
+    try:
+        message = any_message.unpack(descriptor) if descriptor is not None else None
+    except ValueError:  # not a message of its type: passed on as the bytes it is
+        message = None
     return ErrorDetail(any_message if message is None else message)
 
 

@@ -93,6 +93,14 @@ def test_a_detail_of_a_type_we_do_not_describe_still_goes_out_as_bytes() -> None
     assert "debug" not in detail
 
 
+def test_a_detail_that_does_not_decode_as_its_type_still_goes_out_as_bytes() -> None:
+    garbled = any_pb2.Any(type_url="type.googleapis.com/google.rpc.ErrorInfo", value=b"\xff\xff")
+    _, document = wire(status_pb2.Status(code=9, message="m", details=[garbled]))
+    details = document["details"]
+    assert isinstance(details, list)
+    assert details == [{"type": "google.rpc.ErrorInfo", "value": "//8"}]
+
+
 def test_our_own_refusal_names_the_field_for_malformed_input() -> None:
     error = refusal(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_JSON", "no", field="")
     assert error.code == Code.INVALID_ARGUMENT
