@@ -518,8 +518,15 @@ def test_a_table_closed_to_spectators_shows_the_refusal_and_its_reason(
 
 @pytest.fixture(autouse=True)
 def no_page_errors(page: Page) -> Iterator[None]:
-    """A script error on the page fails the test that caused it."""
+    """A script error on the page, or anything its security policy blocked, fails the test
+    that caused it."""
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: (
+            errors.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
     yield
     assert errors == []
