@@ -41,8 +41,8 @@ def stage(into: Path, root: Path = ROOT) -> Path:
 
 
 def build(out: Path) -> Path:
-    """Builds the wheel into `out`, replacing an older one there (with this interpreter's pip
-    and setuptools, offline)."""
+    """Builds the wheel into `out`, replacing an older one there, with this interpreter's pip
+    (which fetches the build backend, setuptools, into an isolated build environment)."""
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("shikoku_sdk-*.whl"):
         old.unlink()
@@ -51,7 +51,7 @@ def build(out: Path) -> Path:
         subprocess.run(
             [
                 *(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"),
-                *("--no-build-isolation", "--wheel-dir", str(out), str(project)),
+                *("--wheel-dir", str(out), str(project)),
             ],
             check=True,
         )

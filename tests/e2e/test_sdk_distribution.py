@@ -16,6 +16,7 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
+import setuptools  # type: ignore[import-untyped]
 
 from infra.redis_server import free_port
 from shikoku_sdk import Client, game_result
@@ -96,9 +97,15 @@ def test_the_wheel_holds_the_sdk_and_the_public_stubs_and_nothing_else(wheel: Pa
     assert required == {"grpcio", "protobuf", "googleapis-common-protos"}
 
 
-def test_the_server_pins_the_sdk_it_stands_on() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert f"shikoku-sdk=={VERSION}" in project["dependencies"]
+def test_the_server_pins_the_sdk_it_stands_on_and_leaves_it_its_packages() -> None:
+    server = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert f"shikoku-sdk=={VERSION}" in server["project"]["dependencies"]
+    include = server["tool"]["setuptools"]["packages"]["find"]["include"]
+    shipped = set(setuptools.find_packages(str(ROOT), include=include))
+    sdk = tomllib.loads((ROOT / "sdk/pyproject.toml").read_text())["tool"]["setuptools"]
+    assert set(sdk["packages"]) == {"shikoku", "shikoku.v1", "shikoku_sdk"}
+    assert not shipped & set(sdk["packages"]), "a package in both wheels: their files clash"
+    assert {"shikoku.internal", "services", "gateway", "infra", "tools"} <= shipped
 
 
 def test_nothing_of_the_server_is_importable_beside_the_sdk(
