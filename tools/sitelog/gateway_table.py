@@ -16,6 +16,7 @@ from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client
 from shikoku_sdk.errors import ShikokuError
 from tools.sitelog.export_format import SiteGame
+from tools.sitelog.replay import Caused
 from tools.sitelog.translate import Submit
 
 T = TypeVar("T")
@@ -57,14 +58,13 @@ class GatewayTable:
     def view(self) -> dict[str, Any]:
         return json_format.MessageToDict(_refused(lambda: self._reader.state(self.game_id)).state)
 
-    def submit(self, seat: int, step: Submit) -> None:
-        _refused(lambda: self._seats[seat].act(self.game_id, step.command))
+    def submit(self, seat: int, step: Submit) -> list[Caused]:
+        done = _refused(lambda: self._seats[seat].act(self.game_id, step.command))
+        return [(event.type, json_format.MessageToDict(event.payload)) for event in done.events]
 
-    def can_pass(self, seat: int | None = None) -> bool:
+    def can_pass(self) -> bool:
         actions = _refused(lambda: self._reader.legal_actions(self.game_id)).actions
-        return any(
-            action.HasField("pass_turn") and seat in (None, action.seat) for action in actions
-        )
+        return any(action.HasField("pass_turn") for action in actions)
 
     def end_game(self) -> None:
         _refused(lambda: self._host.end_game(self.table_id))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from services.routes.engine.validation import evaluate
@@ -18,6 +19,7 @@ from services.rules.domain.title import SITE_PROFILE
 from services.rules.domain.view import state_document
 from tools.sitelog.export_format import SiteGame
 from tools.sitelog.exporter import Batch
+from tools.sitelog.replay import Caused
 from tools.sitelog.translate import Submit
 
 
@@ -43,23 +45,21 @@ class InProcessTable:
     def view(self) -> dict[str, Any]:
         return state_document(self.state)
 
-    def submit(self, seat: int, step: Submit) -> None:
+    def submit(self, seat: int, step: Submit) -> list[Caused]:
         command = command_from_proto(seat, step.command)
         if isinstance(command, RunRoutes):
             command = price_in_process(self.state, command, evaluate)
-        self._apply(command)
+        return [(event.TYPE, asdict(event)) for event in self._apply(command)]
 
-    def can_pass(self, seat: int | None = None) -> bool:
-        return any(
-            isinstance(option, PassOption) and seat in (None, option.seat)
-            for option in legal_actions(self.state)
-        )
+    def can_pass(self) -> bool:
+        return any(isinstance(option, PassOption) for option in legal_actions(self.state))
 
     def end_game(self) -> None:
         self._apply(EndGameCommand())
 
-    def _apply(self, command: Command) -> None:
+    def _apply(self, command: Command) -> list[Event]:
         events = decide(self.state, command)
         self.batches.append(Batch(command, tuple(events)))
         self.events += events
         self.state = fold(events, self.state)
+        return events

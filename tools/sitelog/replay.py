@@ -23,15 +23,19 @@ class Table(Protocol):
         """The game's state document (GameState.state)."""
         ...
 
-    def submit(self, seat: int, step: Submit) -> None:
-        """Submits as `seat`; raises Rejected if the game refuses."""
+    def submit(self, seat: int, step: Submit) -> list[Caused]:
+        """Submits as `seat`; raises Rejected if the game refuses. The events it caused."""
         ...
 
     def end_game(self) -> None: ...
 
-    def can_pass(self, seat: int | None = None) -> bool:
-        """Whether passing is among the legal actions now (of `seat`, if given)."""
+    def can_pass(self) -> bool:
+        """Whether passing is among the legal actions now."""
         ...
+
+
+#: An event our game stored: its type and its fields.
+Caused = tuple[str, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +85,27 @@ def _operating(view: dict[str, Any]) -> tuple[str, str]:
     return str(round_.get("operating") or ""), str(round_.get("step") or "")
 
 
+def _self_passes(before: dict[str, Any], caused: Sequence[Caused]) -> list[int]:
+    """The seats our engine passed for by itself in the private auction after a command (a
+    player who can afford nothing, a closed-auction bidder who cannot raise): the site asks
+    them all the same (5.2), so its log holds a pass of theirs that ours must not replay."""
+    if ((before.get("round") or {}).get("type")) != "private_auction":
+        return []
+    seats = []
+    for kind, fields in caused[1:]:
+        if kind == "StockRoundStarted":
+            break
+        if kind in {"Passed", "ClosedAuctionPassed"}:
+            seats.append(int(fields["seat"]))
+    return seats
+
+
 def _phantom_pass(
     action: Action,
     upcoming: Action | None,
     view: dict[str, Any],
     table: Table,
+    self_passes: list[int],
     translator: Translator,
 ) -> bool:
     """The site sometimes asks a corporation to pass a step that has nothing to do, where our
@@ -95,12 +115,17 @@ def _phantom_pass(
     and logs one more pass for it, when our engine (rulebook 8.2, 8.8: a private may be bought
     at any point of the turn) has already moved on to the next corporation or round: a pass of a
     corporation that is not operating now. A player's pass that our engine already made by
-    itself (the site asks a player who can afford nothing in the private auction, 5.2) is
-    one the player cannot make now."""
+    itself (`self_passes`, taken from the front as the log shows them)."""
     if action["type"] != "pass":
+        self_passes.clear()
         return False
     if action.get("entity_type") == "player":
-        return not table.can_pass(translator.seat_of_player(action["entity"]))
+        seat = translator.seat_of_player(action["entity"])
+        if self_passes and self_passes[0] == seat:
+            self_passes.pop(0)
+            return True
+        self_passes.clear()
+        return False
     corporation, step = _operating(view)
     if action.get("entity_type") == "corporation" and action.get("entity") != corporation:
         return True
@@ -180,10 +205,11 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     Rejected or Untranslatable at the first our game refuses."""
     translator = Translator(game)
     actions = effective_actions(game.actions)
+    self_passes: list[int] = []
     for done, action in enumerate(actions, start=1):
         upcoming = actions[done] if done < len(actions) else None
         _skipped_routes(action, actions[done:], table, translator)
-        if not _phantom_pass(action, upcoming, table.view(), table, translator):
+        if not _phantom_pass(action, upcoming, table.view(), table, self_passes, translator):
             _catch_up(action, table, translator)
             _skipped_routes(action, actions[done:], table, translator)
             _catch_up(action, table, translator)
@@ -191,7 +217,8 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
             if isinstance(step, EndGame):
                 table.end_game()
             else:
-                table.submit(step.seat, step)
+                before = table.view()
+                self_passes[:] = _self_passes(before, table.submit(step.seat, step))
                 translator.settle(table.view())
         if upcoming is not None:
             _take_skipped_steps(upcoming, actions[done + 1 :], table, translator)
