@@ -3,7 +3,10 @@
 // corporation's best routes (RoutesService.Optimize) are drawn before they are run.
 import { h, yen } from "./html.js";
 
-const SOURCE_NAMES = { SHARE_SOURCE_INITIAL_OFFERING: "initial offering", SHARE_SOURCE_OPEN_MARKET: "open market" };
+const SOURCE_NAMES = {
+  SHARE_SOURCE_INITIAL_OFFERING: "initial offering",
+  SHARE_SOURCE_OPEN_MARKET: "open market",
+};
 
 function kindOf(action) {
   return Object.keys(action).find((key) => key !== "seat");
@@ -11,7 +14,9 @@ function kindOf(action) {
 
 function commandId() {
   if (crypto.randomUUID) return crypto.randomUUID();
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join(
+    "",
+  );
 }
 
 function numberInput(name, min, max, step = 1, value = min) {
@@ -57,15 +62,24 @@ export class ActionPanel {
     for (const option of this.of("runRoutes")) sections.push(this.#routesSection(option));
     const buttons = this.#otherControls();
     if (buttons.length) sections.push(h("div", { class: "controls" }, buttons));
-    if (!sections.length) sections.push(h("p", { class: "idle" }, this.token ? "Nothing to do now: waiting for the other players." : "Watching as a spectator."));
+    if (!sections.length)
+      sections.push(
+        h(
+          "p",
+          { class: "idle" },
+          this.token ? "Nothing to do now: waiting for the other players." : "Watching as a spectator.",
+        ),
+      );
     this.element.replaceChildren(...sections);
     this.element.dataset.version = this.version;
     this.element.dataset.busy = this.busy ? "yes" : "no";
     const targets = new Set([...lays.map((l) => l.hex)]);
     if (targets.size) this.map.showTargets(targets, "lay", this.selection?.hex);
-    else if (tokens.length) this.map.showTargets(new Set(tokens.map((t) => t.hex)), "token", this.selection?.hex);
+    else if (tokens.length)
+      this.map.showTargets(new Set(tokens.map((t) => t.hex)), "token", this.selection?.hex);
     else this.map.clearTargets();
-    for (const control of this.element.querySelectorAll("button")) control.disabled = this.busy || control.disabled;
+    for (const control of this.element.querySelectorAll("button"))
+      control.disabled = this.busy || control.disabled;
   }
 
   // A hex of the map was clicked.
@@ -88,7 +102,9 @@ export class ActionPanel {
   // The lay options of the selected hex and tile (one per rotation).
   #rotations() {
     const { hex, tile, company } = this.selection;
-    return this.of("layTile").filter((l) => l.hex === hex && l.tile === tile && (l.company || "") === company);
+    return this.of("layTile").filter(
+      (l) => l.hex === hex && l.tile === tile && (l.company || "") === company,
+    );
   }
 
   #showSelection() {
@@ -101,7 +117,25 @@ export class ActionPanel {
     const section = h("section", { class: "lay", dataset: { kind: "lay-tile" } }, h("h3", {}, "Lay a tile"));
     if (!this.selection || this.selection.token) {
       const hexes = [...new Set(lays.map((l) => l.hex))];
-      section.append(h("p", {}, `Choose a highlighted hex on the map (${hexes.length}): `, hexes.map((hex) => h("button", { type: "button", class: "link", dataset: { control: "hex", hex }, onclick: () => this.selectHex(hex) }, hex))));
+      section.append(
+        h(
+          "p",
+          {},
+          `Choose a highlighted hex on the map (${hexes.length}): `,
+          hexes.map((hex) =>
+            h(
+              "button",
+              {
+                type: "button",
+                class: "link",
+                dataset: { control: "hex", hex },
+                onclick: () => this.selectHex(hex),
+              },
+              hex,
+            ),
+          ),
+        ),
+      );
       return section;
     }
     const { hex } = this.selection;
@@ -117,7 +151,10 @@ export class ActionPanel {
             "button",
             {
               type: "button",
-              class: l.tile === this.selection.tile && (l.company || "") === this.selection.company ? "chosen" : "",
+              class:
+                l.tile === this.selection.tile && (l.company || "") === this.selection.company
+                  ? "chosen"
+                  : "",
               dataset: { control: "tile", tile: l.tile, company: l.company || "" },
               onclick: () => {
                 Object.assign(this.selection, { tile: l.tile, company: l.company || "", index: 0 });
@@ -156,11 +193,31 @@ export class ActionPanel {
             type: "button",
             class: "primary",
             dataset: { control: "lay", hex, tile: option.tile, rotation: option.rotation || 0 },
-            onclick: () => this.submit({ layTile: { hex, tile: option.tile, rotation: option.rotation || 0, company: option.company || "" } }),
+            onclick: () =>
+              this.submit({
+                layTile: {
+                  hex,
+                  tile: option.tile,
+                  rotation: option.rotation || 0,
+                  company: option.company || "",
+                },
+              }),
           },
           `Lay ${option.tile} in ${hex}, rotation ${option.rotation || 0}${option.cost ? ` (${yen(option.cost)})` : ""}`,
         ),
-        h("button", { type: "button", dataset: { control: "cancel" }, onclick: () => { this.selection = null; this.map.clearPreview(); this.render(); } }, "Cancel"),
+        h(
+          "button",
+          {
+            type: "button",
+            dataset: { control: "cancel" },
+            onclick: () => {
+              this.selection = null;
+              this.map.clearPreview();
+              this.render();
+            },
+          },
+          "Cancel",
+        ),
       ),
     );
     return section;
@@ -187,14 +244,38 @@ export class ActionPanel {
   }
 
   #routesSection(option) {
-    const section = h("section", { class: "routes", dataset: { kind: "run-routes" } }, h("h3", {}, `Run ${option.corporation}'s trains (${(option.trains || []).join(", ")})`));
+    const section = h(
+      "section",
+      { class: "routes", dataset: { kind: "run-routes" } },
+      h("h3", {}, `Run ${option.corporation}'s trains (${(option.trains || []).join(", ")})`),
+    );
     if (!this.routes) {
-      section.append(h("button", { type: "button", dataset: { control: "optimize", corporation: option.corporation }, onclick: () => this.#optimize(option.corporation) }, "Find the best routes"));
+      section.append(
+        h(
+          "button",
+          {
+            type: "button",
+            dataset: { control: "optimize", corporation: option.corporation },
+            onclick: () => this.#optimize(option.corporation),
+          },
+          "Find the best routes",
+        ),
+      );
       return section;
     }
     const routes = this.routes.routes || [];
     section.append(
-      h("ol", { class: "route-list" }, routes.map((r) => h("li", { dataset: { train: r.train } }, `${r.train}-train: ${(r.hexes || []).join(" – ")} — ${yen(r.revenue)}`))),
+      h(
+        "ol",
+        { class: "route-list" },
+        routes.map((r) =>
+          h(
+            "li",
+            { dataset: { train: r.train } },
+            `${r.train}-train: ${(r.hexes || []).join(" – ")} — ${yen(r.revenue)}`,
+          ),
+        ),
+      ),
       h("p", {}, `Revenue ${yen(this.routes.revenue)}${this.routes.proven ? "" : " (search cut short)"}`),
       h(
         "button",
@@ -202,7 +283,10 @@ export class ActionPanel {
           type: "button",
           class: "primary",
           dataset: { control: "run-routes", revenue: this.routes.revenue || 0 },
-          onclick: () => this.submit({ runRoutes: { routes: routes.map((r) => ({ train: r.train, hexes: r.hexes || [] })) } }),
+          onclick: () =>
+            this.submit({
+              runRoutes: { routes: routes.map((r) => ({ train: r.train, hexes: r.hexes || [] })) },
+            }),
         },
         "Run these routes",
       ),
@@ -214,7 +298,11 @@ export class ActionPanel {
     this.busy = true;
     this.render();
     try {
-      this.routes = await this.api.call("RoutesService/Optimize", { gameId: this.gameId, corporation }, { token: this.token, timeoutMs: 10000 });
+      this.routes = await this.api.call(
+        "RoutesService/Optimize",
+        { gameId: this.gameId, corporation },
+        { token: this.token, timeoutMs: 10000 },
+      );
       this.map.showRoutes(this.routes.routes || []);
     } catch (error) {
       this.onError(error);
@@ -227,42 +315,163 @@ export class ActionPanel {
   #otherControls() {
     const controls = [];
     const button = (label, control, command, extra = {}) =>
-      h("button", { type: "button", dataset: { control, ...extra }, onclick: () => this.submit(typeof command === "function" ? command() : command) }, label);
-    for (const o of this.of("buyPrivate")) controls.push(button(`Buy ${o.company} for ${yen(o.price)}`, "buy-private", { buyPrivate: { company: o.company } }, { company: o.company }));
+      h(
+        "button",
+        {
+          type: "button",
+          dataset: { control, ...extra },
+          onclick: () => this.submit(typeof command === "function" ? command() : command),
+        },
+        label,
+      );
+    for (const o of this.of("buyPrivate"))
+      controls.push(
+        button(
+          `Buy ${o.company} for ${yen(o.price)}`,
+          "buy-private",
+          { buyPrivate: { company: o.company } },
+          { company: o.company },
+        ),
+      );
     for (const o of this.of("placeBid")) {
       const price = numberInput(`bid-${o.company}`, o.minPrice, o.maxPrice, o.step || 5);
-      controls.push(h("span", { class: "with-input" }, price, button(`Bid on ${o.company}`, "bid", () => ({ placeBid: { company: o.company, price: Number(price.value) } }), { company: o.company })));
+      controls.push(
+        h(
+          "span",
+          { class: "with-input" },
+          price,
+          button(
+            `Bid on ${o.company}`,
+            "bid",
+            () => ({ placeBid: { company: o.company, price: Number(price.value) } }),
+            { company: o.company },
+          ),
+        ),
+      );
     }
     for (const o of this.of("startCorporation")) {
-      const par = h("select", { dataset: { input: `par-${o.corporation}` } }, (o.parPrices || []).map((p) => h("option", { value: p }, yen(p))));
-      controls.push(h("span", { class: "with-input" }, par, button(`Start ${o.corporation}`, "start", () => ({ startCorporation: { corporation: o.corporation, par: Number(par.value) } }), { corporation: o.corporation })));
+      const par = h(
+        "select",
+        { dataset: { input: `par-${o.corporation}` } },
+        (o.parPrices || []).map((p) => h("option", { value: p }, yen(p))),
+      );
+      controls.push(
+        h(
+          "span",
+          { class: "with-input" },
+          par,
+          button(
+            `Start ${o.corporation}`,
+            "start",
+            () => ({ startCorporation: { corporation: o.corporation, par: Number(par.value) } }),
+            { corporation: o.corporation },
+          ),
+        ),
+      );
     }
-    for (const o of this.of("buyShare")) controls.push(button(`Buy ${o.corporation} from ${SOURCE_NAMES[o.source] || o.source} (${yen(o.price)})`, "buy-share", { buyShare: { corporation: o.corporation, source: o.source } }, { corporation: o.corporation, source: o.source }));
+    for (const o of this.of("buyShare"))
+      controls.push(
+        button(
+          `Buy ${o.corporation} from ${SOURCE_NAMES[o.source] || o.source} (${yen(o.price)})`,
+          "buy-share",
+          { buyShare: { corporation: o.corporation, source: o.source } },
+          { corporation: o.corporation, source: o.source },
+        ),
+      );
     for (const o of this.of("sellShares")) {
       const count = numberInput(`sell-${o.corporation}`, 1, o.maxCount);
-      controls.push(h("span", { class: "with-input" }, count, button(`Sell ${o.corporation} at ${yen(o.price)}`, "sell", () => ({ sellShares: { corporation: o.corporation, count: Number(count.value) } }), { corporation: o.corporation })));
+      controls.push(
+        h(
+          "span",
+          { class: "with-input" },
+          count,
+          button(
+            `Sell ${o.corporation} at ${yen(o.price)}`,
+            "sell",
+            () => ({ sellShares: { corporation: o.corporation, count: Number(count.value) } }),
+            { corporation: o.corporation },
+          ),
+        ),
+      );
     }
     for (const o of this.of("payDividends")) {
-      controls.push(button(`Pay out ${yen(o.revenue)}`, "payout", { payDividends: { kind: "DIVIDEND_KIND_PAYOUT" } }));
+      controls.push(
+        button(`Pay out ${yen(o.revenue)}`, "payout", { payDividends: { kind: "DIVIDEND_KIND_PAYOUT" } }),
+      );
       controls.push(button("Withhold", "withhold", { payDividends: { kind: "DIVIDEND_KIND_WITHHOLD" } }));
     }
     for (const o of this.of("buyTrain")) {
       const label = `Buy a ${o.train}-train from ${o.source}${o.exchange ? ` for a ${o.exchange}` : ""}`;
       const extra = { train: o.train, source: o.source, exchange: o.exchange || "" };
       if (o.minPrice === o.maxPrice) {
-        controls.push(button(`${label} (${yen(o.maxPrice)})`, "buy-train", { buyTrain: { train: o.train, source: o.source, price: o.maxPrice, exchange: o.exchange || "" } }, extra));
+        controls.push(
+          button(
+            `${label} (${yen(o.maxPrice)})`,
+            "buy-train",
+            { buyTrain: { train: o.train, source: o.source, price: o.maxPrice, exchange: o.exchange || "" } },
+            extra,
+          ),
+        );
       } else {
         const price = numberInput(`train-${o.train}-${o.source}`, o.minPrice || 1, o.maxPrice);
-        controls.push(h("span", { class: "with-input" }, price, button(label, "buy-train", () => ({ buyTrain: { train: o.train, source: o.source, price: Number(price.value), exchange: o.exchange || "" } }), extra)));
+        controls.push(
+          h(
+            "span",
+            { class: "with-input" },
+            price,
+            button(
+              label,
+              "buy-train",
+              () => ({
+                buyTrain: {
+                  train: o.train,
+                  source: o.source,
+                  price: Number(price.value),
+                  exchange: o.exchange || "",
+                },
+              }),
+              extra,
+            ),
+          ),
+        );
       }
     }
-    for (const o of this.of("discardTrain")) controls.push(button(`Discard ${o.corporation}'s ${o.train}-train`, "discard", { discardTrain: { corporation: o.corporation, train: o.train } }, { corporation: o.corporation, train: o.train }));
+    for (const o of this.of("discardTrain"))
+      controls.push(
+        button(
+          `Discard ${o.corporation}'s ${o.train}-train`,
+          "discard",
+          { discardTrain: { corporation: o.corporation, train: o.train } },
+          { corporation: o.corporation, train: o.train },
+        ),
+      );
     for (const o of this.of("corporationBuyPrivate")) {
       const price = numberInput(`private-${o.company}`, o.minPrice, o.maxPrice);
-      controls.push(h("span", { class: "with-input" }, price, button(`Buy ${o.company} from seat ${o.ownerSeat}`, "corporation-buy-private", () => ({ corporationBuyPrivate: { company: o.company, price: Number(price.value) } }), { company: o.company })));
+      controls.push(
+        h(
+          "span",
+          { class: "with-input" },
+          price,
+          button(
+            `Buy ${o.company} from seat ${o.ownerSeat}`,
+            "corporation-buy-private",
+            () => ({ corporationBuyPrivate: { company: o.company, price: Number(price.value) } }),
+            { company: o.company },
+          ),
+        ),
+      );
     }
-    for (const o of this.of("exchangePrivate")) controls.push(button(`Exchange ${o.company} for a share`, "exchange", { exchangePrivate: { company: o.company } }, { company: o.company }));
-    for (const _ of this.of("declareBankruptcy")) controls.push(button("Declare bankruptcy", "bankrupt", { declareBankruptcy: {} }));
+    for (const o of this.of("exchangePrivate"))
+      controls.push(
+        button(
+          `Exchange ${o.company} for a share`,
+          "exchange",
+          { exchangePrivate: { company: o.company } },
+          { company: o.company },
+        ),
+      );
+    for (const _ of this.of("declareBankruptcy"))
+      controls.push(button("Declare bankruptcy", "bankrupt", { declareBankruptcy: {} }));
     for (const _ of this.of("passTurn")) controls.push(button("Pass", "pass", { passTurn: {} }));
     return controls;
   }

@@ -5,8 +5,30 @@ const PREFIX = "/shikoku.v1.";
 const END_STREAM = 0x02;
 const COMPRESSED = 0x01;
 // Codes worth another try: the call may succeed later as it is.
-const RETRYABLE = new Set(["unavailable", "deadline_exceeded", "aborted", "resource_exhausted", "unknown", "canceled"]);
-const HTTP_CODES = { 400: "invalid_argument", 401: "unauthenticated", 403: "permission_denied", 404: "unimplemented", 408: "deadline_exceeded", 409: "aborted", 412: "failed_precondition", 413: "resource_exhausted", 415: "internal", 429: "unavailable", 431: "resource_exhausted", 502: "unavailable", 503: "unavailable", 504: "unavailable" };
+const RETRYABLE = new Set([
+  "unavailable",
+  "deadline_exceeded",
+  "aborted",
+  "resource_exhausted",
+  "unknown",
+  "canceled",
+]);
+const HTTP_CODES = {
+  400: "invalid_argument",
+  401: "unauthenticated",
+  403: "permission_denied",
+  404: "unimplemented",
+  408: "deadline_exceeded",
+  409: "aborted",
+  412: "failed_precondition",
+  413: "resource_exhausted",
+  415: "internal",
+  429: "unavailable",
+  431: "resource_exhausted",
+  502: "unavailable",
+  503: "unavailable",
+  504: "unavailable",
+};
 
 export class ApiError extends Error {
   constructor(code, message, { reason = "", metadata = {}, httpStatus = 0, retryAfter = 0 } = {}) {
@@ -85,7 +107,11 @@ function errorFrom(body, httpStatus, retryAfter = 0) {
   } catch {
     // An undecodable detail leaves the code and message.
   }
-  return new ApiError(code, (body && body.message) || `HTTP ${httpStatus}`, { ...decoded, httpStatus, retryAfter });
+  return new ApiError(code, (body && body.message) || `HTTP ${httpStatus}`, {
+    ...decoded,
+    httpStatus,
+    retryAfter,
+  });
 }
 
 async function errorOfResponse(response) {

@@ -45,7 +45,8 @@ class OpenGame {
       onSent: () => clearError(),
     });
     this.watch = new GameWatch(api, gameId, token, {
-      onEvent: (event) => this.log.add(event, (s) => (this.state ? seatName(this.state.state, s) : `seat ${s}`)),
+      onEvent: (event) =>
+        this.log.add(event, (s) => (this.state ? seatName(this.state.state, s) : `seat ${s}`)),
       onState: (state) => this.show(state),
       onStatus: (text, connections) => {
         $("connection").textContent = text;
@@ -75,7 +76,11 @@ class OpenGame {
     }
     this.listing = version;
     try {
-      const listed = await this.api.call("GameService/ListLegalActions", { gameId: this.gameId }, { token: this.token });
+      const listed = await this.api.call(
+        "GameService/ListLegalActions",
+        { gameId: this.gameId },
+        { token: this.token },
+      );
       // A listing of another version than the one shown waits for the stream to catch up.
       if (this.listing !== version || Number(listed.version) !== version) return;
       this.actions.update(version, listed.actions || []);
@@ -113,7 +118,8 @@ for (const name of ["api_key", "game", "token", "seat"]) form[name].value = para
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   const query = new URLSearchParams();
-  for (const name of ["api_key", "game", "token", "seat"]) if (form[name].value) query.set(name, form[name].value);
+  for (const name of ["api_key", "game", "token", "seat"])
+    if (form[name].value) query.set(name, form[name].value);
   history.replaceState(null, "", `?${query}`);
   open(form);
 });

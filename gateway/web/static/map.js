@@ -48,7 +48,9 @@ export class BoardMap {
     for (let column = 0; column < columns; column += 1) {
       if (!present.has(column)) continue;
       const x = centre(column, 0).x;
-      this.layers.coordinates.append(text(x, MARGIN - 8, String.fromCharCode(65 + column), { "text-anchor": "middle" }));
+      this.layers.coordinates.append(
+        text(x, MARGIN - 8, String.fromCharCode(65 + column), { "text-anchor": "middle" }),
+      );
     }
     for (let row = 1; row <= rows; row += 1) {
       this.layers.coordinates.append(text(8, centre(0, row).y + 4, row));
@@ -68,7 +70,10 @@ export class BoardMap {
       const tile = placed ? this.tiles.get(placed.tile) : null;
       const drawing = tile ? tile.drawing : mapHex.printed;
       const rotation = placed ? placed.rotation || 0 : 0;
-      const { group, cities } = drawTrack(drawing, c, rotation, corners(c), { offboardLevel, levels: this.levels });
+      const { group, cities } = drawTrack(drawing, c, rotation, corners(c), {
+        offboardLevel,
+        levels: this.levels,
+      });
       this.cities.set(mapHex.coordinate, cities);
       const hex = svg("g", {
         class: "hex",
@@ -80,15 +85,19 @@ export class BoardMap {
         },
       });
       hex.append(group);
-      if (!(drawing.label) && mapHex.printed.label) {
+      if (!drawing.label && mapHex.printed.label) {
         hex.append(text(c.x - HEIGHT * 0.38, c.y - HEIGHT * 0.18, mapHex.printed.label, { class: "label" }));
       }
       if (mapHex.name) {
-        hex.append(text(c.x, c.y + HEIGHT * 0.44, mapHex.name, { class: "place-name", "text-anchor": "middle" }));
+        hex.append(
+          text(c.x, c.y + HEIGHT * 0.44, mapHex.name, { class: "place-name", "text-anchor": "middle" }),
+        );
       }
       if (mapHex.port) hex.append(text(c.x + HEIGHT * 0.28, c.y - HEIGHT * 0.22, "⚓", { class: "port" }));
       if (mapHex.privateCompany) {
-        hex.append(text(c.x - HEIGHT * 0.1, c.y - HEIGHT * 0.3, mapHex.privateCompany, { class: "private-icon" }));
+        hex.append(
+          text(c.x - HEIGHT * 0.1, c.y - HEIGHT * 0.3, mapHex.privateCompany, { class: "private-icon" }),
+        );
       }
       if (tile) hex.append(text(c.x + SIZE * 0.55, c.y + HEIGHT * 0.3, tile.name, { class: "tile-number" }));
       hex.append(svg("title", {}, this.#describe(mapHex, placed)));
@@ -100,7 +109,9 @@ export class BoardMap {
 
   #describe(mapHex, placed) {
     const name = mapHex.name ? ` ${mapHex.name}` : "";
-    return placed ? `${mapHex.coordinate}${name}: tile ${placed.tile}, rotation ${placed.rotation || 0}` : `${mapHex.coordinate}${name}`;
+    return placed
+      ? `${mapHex.coordinate}${name}: tile ${placed.tile}, rotation ${placed.rotation || 0}`
+      : `${mapHex.coordinate}${name}`;
   }
 
   #offboardLevel(phaseName) {
@@ -125,9 +136,14 @@ export class BoardMap {
       for (const corporation of corporations) {
         if (placed.has(`${corporation.id}@${hex}`)) continue;
         const spots = (this.cities.get(hex) || [])[corporation.homeCity || 0] || [];
-        const taken = new Set(tokens.filter((t) => t.hex === hex && (t.city || 0) === (corporation.homeCity || 0)).flatMap((t) => t.spots.map((h, i) => (h ? i : -1))));
+        const taken = new Set(
+          tokens
+            .filter((t) => t.hex === hex && (t.city || 0) === (corporation.homeCity || 0))
+            .flatMap((t) => t.spots.map((h, i) => (h ? i : -1))),
+        );
         const spot = spots.findIndex((_, i) => !taken.has(i));
-        if (spot >= 0) shown.push(this.#token(hex, corporation.homeCity || 0, spot, corporation.id, spots[spot], "home"));
+        if (spot >= 0)
+          shown.push(this.#token(hex, corporation.homeCity || 0, spot, corporation.id, spots[spot], "home"));
       }
     }
     this.layers.tokens.replaceChildren(...shown);
@@ -138,8 +154,17 @@ export class BoardMap {
     return svg(
       "g",
       { class: kind, dataset: { hex, city, spot, corporation } },
-      svg("circle", { cx: round(at.x), cy: round(at.y), r: SPOT_RADIUS - 1, fill: kind === "token" ? colour.fill : "none", stroke: colour.fill }),
-      text(at.x, at.y + 3.5, corporation, { "text-anchor": "middle", fill: kind === "token" ? colour.text : colour.fill }),
+      svg("circle", {
+        cx: round(at.x),
+        cy: round(at.y),
+        r: SPOT_RADIUS - 1,
+        fill: kind === "token" ? colour.fill : "none",
+        stroke: colour.fill,
+      }),
+      text(at.x, at.y + 3.5, corporation, {
+        "text-anchor": "middle",
+        fill: kind === "token" ? colour.text : colour.fill,
+      }),
     );
   }
 
@@ -149,7 +174,9 @@ export class BoardMap {
       const c = coordinateCentre(coordinate);
       return svg("polygon", {
         class: `target target-${kind}${coordinate === selected ? " selected" : ""}`,
-        points: corners(c, SIZE - 3).map((p) => `${round(p.x)},${round(p.y)}`).join(" "),
+        points: corners(c, SIZE - 3)
+          .map((p) => `${round(p.x)},${round(p.y)}`)
+          .join(" "),
         dataset: { hex: coordinate, target: kind },
       });
     });
@@ -166,7 +193,11 @@ export class BoardMap {
     const c = coordinateCentre(coordinate);
     if (!tile || !c) return this.clearPreview();
     const { group } = drawTrack(tile.drawing, c, rotation, corners(c));
-    const preview = svg("g", { class: "preview", dataset: { hex: coordinate, tile: tileName, rotation } }, group);
+    const preview = svg(
+      "g",
+      { class: "preview", dataset: { hex: coordinate, tile: tileName, rotation } },
+      group,
+    );
     this.layers.preview.replaceChildren(preview);
   }
 

@@ -26,7 +26,9 @@ export class Market {
       (row.spaces || []).forEach((space, c) => {
         const x = MARGIN + c * WIDTH;
         const y = MARGIN + r * HEIGHT;
-        const classes = ["space", ZONE_CLASS[space.zone] || "", space.par ? "par" : ""].filter(Boolean).join(" ");
+        const classes = ["space", ZONE_CLASS[space.zone] || "", space.par ? "par" : ""]
+          .filter(Boolean)
+          .join(" ");
         spaces.append(
           svg(
             "g",

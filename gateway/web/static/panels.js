@@ -13,7 +13,9 @@ export function roundText(round) {
   if (!round) return "–";
   switch (round.type) {
     case "private_auction":
-      return round.closed_auction ? `private auction: closed auction of ${round.closed_auction.company}` : "private auction";
+      return round.closed_auction
+        ? `private auction: closed auction of ${round.closed_auction.company}`
+        : "private auction";
     case "stock_round":
       return `stock round ${round.number}`;
     case "operating_round": {
@@ -36,18 +38,30 @@ export function renderStatus(element, gameState, title) {
     : "";
   element.replaceChildren(
     h("dt", {}, "Phase"),
-    h("dd", { id: "phase" }, phase ? `${state.phase} (train limit ${phase.trainLimit}, ${(phase.tiles || []).join("/")} tiles)` : state.phase ?? "–"),
+    h(
+      "dd",
+      { id: "phase" },
+      phase
+        ? `${state.phase} (train limit ${phase.trainLimit}, ${(phase.tiles || []).join("/")} tiles)`
+        : (state.phase ?? "–"),
+    ),
     h("dt", {}, "Round"),
     h("dd", { id: "round" }, roundText(state.round)),
     h("dt", {}, "Acting"),
-    h("dd", { id: "acting", dataset: { seats: (gameState.actingSeats || []).join(" ") } }, result || acting.join(", ") || "nobody"),
+    h(
+      "dd",
+      { id: "acting", dataset: { seats: (gameState.actingSeats || []).join(" ") } },
+      result || acting.join(", ") || "nobody",
+    ),
     h("dt", {}, "Bank"),
     h("dd", { id: "bank" }, `${yen(state.bank)}${state.bank_broken ? " (broken)" : ""}`),
     h("dt", {}, "Depot"),
     h(
       "dd",
       { id: "depot" },
-      Object.entries(state.depot || {}).map(([train, left]) => `${left}× ${train}`).join(", ") || "empty",
+      Object.entries(state.depot || {})
+        .map(([train, left]) => `${left}× ${train}`)
+        .join(", ") || "empty",
       (state.open_market_trains || []).length ? `; open market: ${state.open_market_trains.join(", ")}` : "",
     ),
   );
@@ -73,14 +87,27 @@ export function renderPlayers(element, gameState) {
         { class: "certificates" },
         Object.entries(player.shares || {}).map(([id, count]) => {
           const president = (state.corporations || []).find((c) => c.id === id)?.president === player.seat;
-          return h("span", { class: "holding" }, corporationBadge(id), ` ${count * 10}%${president ? " P" : ""} `);
+          return h(
+            "span",
+            { class: "holding" },
+            corporationBadge(id),
+            ` ${count * 10}%${president ? " P" : ""} `,
+          );
         }),
       ),
       h("td", { class: "privates" }, (player.privates || []).join(", ")),
     ),
   );
   element.replaceChildren(
-    h("thead", {}, h("tr", {}, ["Seat", "Player", "Cash", "Certificates", "Privates"].map((t) => h("th", {}, t)))),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ["Seat", "Player", "Cash", "Certificates", "Privates"].map((t) => h("th", {}, t)),
+      ),
+    ),
     h("tbody", {}, rows),
   );
 }
@@ -95,9 +122,19 @@ export function renderCorporations(element, gameState, title) {
     return h(
       "tr",
       { dataset: { corporation: corporation.id }, class: corporation.id === operating ? "acting" : "" },
-      h("td", { title: charter.name || "" }, corporationBadge(corporation.id), h("small", { class: "name" }, ` ${charter.name || ""}`)),
+      h(
+        "td",
+        { title: charter.name || "" },
+        corporationBadge(corporation.id),
+        h("small", { class: "name" }, ` ${charter.name || ""}`),
+      ),
       h("td", {}, corporation.president ? `seat ${corporation.president}` : "–"),
-      h("td", {}, corporation.share_price ? yen(corporation.share_price) : "–", corporation.par ? ` (par ${corporation.par})` : ""),
+      h(
+        "td",
+        {},
+        corporation.share_price ? yen(corporation.share_price) : "–",
+        corporation.par ? ` (par ${corporation.par})` : "",
+      ),
       h("td", { class: "treasury" }, yen(corporation.cash)),
       h("td", { class: "trains" }, (corporation.trains || []).join(", ") || "–"),
       h("td", { class: "tokens" }, `${corporation.tokens_placed || 0} / ${tokens}`),
@@ -110,7 +147,21 @@ export function renderCorporations(element, gameState, title) {
     h(
       "thead",
       {},
-      h("tr", {}, ["Corporation", "President", "Share", "Treasury", "Trains", "Tokens", "IPO / market", "Privates", "Floated"].map((t) => h("th", {}, t))),
+      h(
+        "tr",
+        {},
+        [
+          "Corporation",
+          "President",
+          "Share",
+          "Treasury",
+          "Trains",
+          "Tokens",
+          "IPO / market",
+          "Privates",
+          "Floated",
+        ].map((t) => h("th", {}, t)),
+      ),
     ),
     h("tbody", {}, rows),
   );

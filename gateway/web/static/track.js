@@ -25,7 +25,10 @@ function stopPositions(drawing, c, rotation) {
   return stops.map((_, index) => {
     const directions = [];
     for (const path of drawing.paths || []) {
-      for (const [mine, other] of [[path.a, path.b], [path.b, path.a]]) {
+      for (const [mine, other] of [
+        [path.a, path.b],
+        [path.b, path.a],
+      ]) {
         if (!isEdge(mine) && mine.stop === index && isEdge(other)) {
           directions.push(edgeDirection(rotateEdge(edgeOf(other), rotation)));
         }
@@ -46,9 +49,17 @@ function stopPositions(drawing, c, rotation) {
 export function spotCentres(p, spots) {
   const r = SPOT_RADIUS;
   if (spots <= 1) return [{ ...p }];
-  if (spots === 2) return [{ x: p.x - r, y: p.y }, { x: p.x + r, y: p.y }];
+  if (spots === 2)
+    return [
+      { x: p.x - r, y: p.y },
+      { x: p.x + r, y: p.y },
+    ];
   if (spots === 3) {
-    return [{ x: p.x - r, y: p.y + r * 0.6 }, { x: p.x + r, y: p.y + r * 0.6 }, { x: p.x, y: p.y - r * 1.1 }];
+    return [
+      { x: p.x - r, y: p.y + r * 0.6 },
+      { x: p.x + r, y: p.y + r * 0.6 },
+      { x: p.x, y: p.y - r * 1.1 },
+    ];
   }
   return Array.from({ length: spots }, (_, i) => {
     const angle = (2 * Math.PI * i) / spots - Math.PI / 2;
@@ -57,7 +68,8 @@ export function spotCentres(p, spots) {
 }
 
 function pathData(path, c, rotation, positions) {
-  const point = (end) => (isEdge(end) ? edgeMidpoint(c, rotateEdge(edgeOf(end), rotation)) : positions[end.stop]);
+  const point = (end) =>
+    isEdge(end) ? edgeMidpoint(c, rotateEdge(edgeOf(end), rotation)) : positions[end.stop];
   const [p, q] = [point(path.a), point(path.b)];
   const move = `M ${round(p.x)} ${round(p.y)}`;
   if (isEdge(path.a) && isEdge(path.b)) {
@@ -97,12 +109,20 @@ function offboardValues(stop, c, level, order) {
   levels.forEach(([name, value], i) => {
     const x = c.x - (levels.length * width) / 2 + i * width;
     group.append(
-      svg("rect", { x: round(x), y: round(c.y - 8), width, height: 16, class: name === level ? "current" : "" }),
+      svg("rect", {
+        x: round(x),
+        y: round(c.y - 8),
+        width,
+        height: 16,
+        class: name === level ? "current" : "",
+      }),
       text(x + width / 2, c.y + 4, value, { "text-anchor": "middle", dataset: { level: name } }),
     );
   });
   for (const [train, value] of Object.entries(stop.revenueByTrain || {})) {
-    group.append(text(c.x, c.y + 17, `${train}: ${value}`, { "text-anchor": "middle", class: "train-revenue" }));
+    group.append(
+      text(c.x, c.y + 17, `${train}: ${value}`, { "text-anchor": "middle", class: "train-revenue" }),
+    );
   }
   return group;
 }
@@ -124,14 +144,20 @@ export function drawTrack(drawing, c, rotation, corners, { offboardLevel = "", l
   for (const path of drawing.paths || []) {
     const ends = { from: endName(path.a, rotation), to: endName(path.b, rotation) };
     const d = pathData(path, c, rotation, positions);
-    group.append(svg("path", { class: "track-border", d }), svg("path", { class: "track", d, dataset: ends }));
+    group.append(
+      svg("path", { class: "track-border", d }),
+      svg("path", { class: "track", d, dataset: ends }),
+    );
   }
   const cities = [];
   stops.forEach((stop, index) => {
     const p = positions[index];
     if (stop.kind === CITY) {
       const centres = spotCentres(p, stop.spots || 1);
-      const city = svg("g", { class: "city", dataset: { stop: index, city: cities.length, spots: stop.spots || 1 } });
+      const city = svg("g", {
+        class: "city",
+        dataset: { stop: index, city: cities.length, spots: stop.spots || 1 },
+      });
       if (centres.length > 1) {
         const xs = centres.map((q) => q.x);
         const ys = centres.map((q) => q.y);
@@ -148,12 +174,16 @@ export function drawTrack(drawing, c, rotation, corners, { offboardLevel = "", l
         );
       }
       centres.forEach((q, spot) => {
-        city.append(svg("circle", { class: "spot", cx: round(q.x), cy: round(q.y), r: SPOT_RADIUS, dataset: { spot } }));
+        city.append(
+          svg("circle", { class: "spot", cx: round(q.x), cy: round(q.y), r: SPOT_RADIUS, dataset: { spot } }),
+        );
       });
       group.append(city);
       cities.push(centres);
     } else if (stop.kind === TOWN) {
-      group.append(svg("circle", { class: "town", cx: round(p.x), cy: round(p.y), r: 6, dataset: { stop: index } }));
+      group.append(
+        svg("circle", { class: "town", cx: round(p.x), cy: round(p.y), r: 6, dataset: { stop: index } }),
+      );
     }
     if (stop.kind === OFFBOARD) {
       group.append(offboardValues(stop, c, offboardLevel, levels));

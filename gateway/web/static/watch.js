@@ -39,8 +39,16 @@ export class GameWatch {
       };
       try {
         quiet();
-        const request = { gameId: this.gameId, fromVersion: String(this.next), includeState: true, heartbeatSeconds: HEARTBEAT_SECONDS };
-        for await (const item of this.api.stream("GameService/WatchGame", request, { token: this.token, signal: controller.signal })) {
+        const request = {
+          gameId: this.gameId,
+          fromVersion: String(this.next),
+          includeState: true,
+          heartbeatSeconds: HEARTBEAT_SECONDS,
+        };
+        for await (const item of this.api.stream("GameService/WatchGame", request, {
+          token: this.token,
+          signal: controller.signal,
+        })) {
           quiet();
           if (failures || this.connections) this.onStatus("watching", this.connections);
           failures = 0;
