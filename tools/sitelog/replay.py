@@ -6,6 +6,8 @@ gateway (real services): both sides implement `Table`.
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -222,6 +224,8 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
                 translator.settle(table.view())
         if upcoming is not None:
             _take_skipped_steps(upcoming, actions[done + 1 :], table, translator)
+        elif game.end_reason:
+            _take_steps_after_the_log(table, translator)
         yield action
 
 
@@ -240,6 +244,14 @@ def _take_skipped_steps(
             _catch_up(upcoming, table, translator)
     except (Rejected, Untranslatable):
         pass
+
+
+def _take_steps_after_the_log(table: Table, translator: Translator) -> None:
+    """A finished game's log may end with a lay before a route step the site skipped (no
+    route): the site withholds there by itself, and that is part of its final state."""
+    if table.view().get("result") is None:
+        with suppress(Rejected, Untranslatable):
+            _skipped_routes({"type": "end_of_log"}, [], table, translator)
 
 
 def replay(
