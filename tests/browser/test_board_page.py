@@ -187,13 +187,13 @@ def settled(page: Page, version: int) -> None:
 # --- the SVG against the state
 
 
-def rotated_ends(tile: title_pb2.TrackTile, rotation: int) -> set[frozenset[str]]:
+def rotated_ends(drawing: title_pb2.TrackDrawing, rotation: int) -> set[frozenset[str]]:
     def end(e: title_pb2.TrackEnd) -> str:
         if e.WhichOneof("end") == "edge":
             return str((e.edge + rotation) % 6)
         return f"stop{e.stop}"
 
-    return {frozenset((end(p.a), end(p.b))) for p in tile.drawing.paths}
+    return {frozenset((end(p.a), end(p.b))) for p in drawing.paths}
 
 
 SVG_BOARD = """() => {
@@ -256,13 +256,16 @@ def check_board(page: Page, state: game_pb2.GameState, title: title_pb2.Title) -
     drawn = {h["hex"]: (h["tile"], int(h["rotation"])) for h in shown["hexes"] if h["tile"]}
     assert drawn == laid
     assert laid, "the game has tiles on the board by now"
+    printed = {h.coordinate: h.printed for h in title.hexes}
     for hex_ in shown["hexes"]:
+        ends = {frozenset((t["from"], t["to"])) for t in hex_["tracks"]}
         if not hex_["tile"]:
+            # What is printed on the hex (gray track, off-boards, the preprinted cities).
+            assert ends == rotated_ends(printed[hex_["hex"]], 0), hex_["hex"]
             continue
         tile, rotation = laid[hex_["hex"]]
         # The track drawn joins the tile's ends turned by its rotation...
-        ends = {frozenset((t["from"], t["to"])) for t in hex_["tracks"]}
-        assert ends == rotated_ends(tiles[tile], rotation), hex_["hex"]
+        assert ends == rotated_ends(tiles[tile].drawing, rotation), hex_["hex"]
         # ... and each piece really starts and ends at those edges of that hex on the screen.
         for track in hex_["tracks"]:
             for end, point in ((track["from"], track["start"]), (track["to"], track["end"])):

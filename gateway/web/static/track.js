@@ -201,10 +201,9 @@ export function drawTrack(drawing, c, rotation, corners, { offboardLevel = "", l
       svg(
         "g",
         { class: "terrain", dataset: { terrain, cost: drawing.cost } },
-        svg("path", {
-          class: terrain.includes("mountain") ? "mountain" : "water",
-          d: `M ${round(at.x)} ${round(at.y)} l 5 -9 l 5 9 z`,
-        }),
+        terrain.includes("mountain")
+          ? svg("path", { class: "mountain", d: `M ${round(at.x)} ${round(at.y)} l 5 -9 l 5 9 z` })
+          : svg("path", { class: "water", d: `M ${round(at.x)} ${round(at.y - 3)} q 2.5 -4 5 0 t 5 0` }),
         text(at.x + 11, at.y, `¥${drawing.cost}`),
       ),
     );
