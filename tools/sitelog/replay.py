@@ -6,9 +6,8 @@ gateway (real services): both sides implement `Table`.
 
 from __future__ import annotations
 
-from contextlib import suppress
-
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
