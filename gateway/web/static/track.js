@@ -201,9 +201,10 @@ export function drawTrack(drawing, c, rotation, corners, { offboardLevel = "", l
       svg(
         "g",
         { class: "terrain", dataset: { terrain, cost: drawing.cost } },
-        terrain.includes("mountain")
-          ? svg("path", { class: "mountain", d: `M ${round(at.x)} ${round(at.y)} l 5 -9 l 5 9 z` })
-          : svg("path", { class: "water", d: `M ${round(at.x)} ${round(at.y - 3)} q 2.5 -4 5 0 t 5 0` }),
+        // A wave for water alone; a peak for mountains, or a cost without a type (Kotohira).
+        terrain === "water"
+          ? svg("path", { class: "water", d: `M ${round(at.x)} ${round(at.y - 3)} q 2.5 -4 5 0 t 5 0` })
+          : svg("path", { class: "mountain", d: `M ${round(at.x)} ${round(at.y)} l 5 -9 l 5 9 z` }),
         text(at.x + 11, at.y, `¥${drawing.cost}`),
       ),
     );
