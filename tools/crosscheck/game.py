@@ -49,6 +49,23 @@ class GameReport:
     first_disagreement: int | None = None  # see StateCheck.first_disagreement
     allowed: dict[str, int] = field(default_factory=dict)
     disagreements: list[Disagreement] = field(default_factory=list)
+    #: The site's departures from the rulebook the game relied on (the export's
+    #: `rules_deviations`: none under the 18xx.games profile).
+    deviations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def explained_by(self) -> list[str]:
+        """The departures that explain the disagreements: those the game relied on at or
+        before the first of them. Empty when nothing disagrees or nothing explains it."""
+        if not self.disagreements:
+            return []
+        at = [d.action_id for d in self.disagreements if d.action_id is not None]
+        first = min(at) if at else None
+        return [
+            str(d["switch"])
+            for d in self.deviations
+            if first is None or int(d["first_action"]) <= first
+        ]
 
     @property
     def same_result(self) -> bool:
@@ -76,6 +93,8 @@ class GameReport:
             "site": self.site.as_document(),
             "ours": {"result": self.our_result, "game_end_reason": self.our_end_reason},
             "allowed": self.allowed,
+            "deviations": self.deviations,
+            "explained_by": self.explained_by,
             "disagreements": [
                 {"kind": d.kind, "action_id": d.action_id, "action": d.action, "detail": d.detail}
                 for d in self.disagreements
@@ -133,6 +152,7 @@ def compare(plan: Plan, played: Played, site: SiteRun) -> GameReport:
         {str(k): int(v) for k, v in document["result"].items()},
         str(document.get("game_end_reason", "")),
     )
+    report.deviations = list(document.get("rules_deviations") or [])
     check = check_states(exported, states)
     report.states_compared, report.site_states = check.compared, check.site_states
     report.states_equal, report.allowed = check.equal, dict(check.allowed)

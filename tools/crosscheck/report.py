@@ -19,6 +19,8 @@ def totals(games: Sequence[GameReport]) -> dict[str, int]:
         "same_result": sum(g.same_result for g in games),
         "states_equal": sum(g.states_equal for g in games),
         "states_equal_whole_game": sum(g.states_equal and g.site.accepted for g in games),
+        "relied_on_departures": sum(bool(g.deviations) for g in games),
+        "unexplained": sum(bool(g.disagreements and not g.explained_by) for g in games),
     }
 
 
@@ -56,6 +58,19 @@ def as_text(games: Sequence[GameReport], settings: dict[str, Any]) -> str:
     if allowed:
         lines.append("allowed differences (tools/crosscheck/allowances.py):")
         lines += [f"  {count:>5}  {name}" for name, count in allowed.most_common()]
+    relying = [g for g in games if g.deviations]
+    if relying:
+        used = Counter(str(d["switch"]) for g in relying for d in g.deviations)
+        disagreeing = [g for g in games if g.disagreements]
+        explained = [g for g in disagreeing if g.explained_by]
+        lines.append(
+            f"relied on the site's departures from the rulebook: {len(relying)} games "
+            f"(docs/rules-notes.md, Rules profiles)"
+        )
+        lines += [f"  {count:>5}  {name}" for name, count in used.most_common()]
+        lines.append(
+            f"  games that disagree, explained by a departure: {len(explained)}/{len(disagreeing)}"
+        )
     found = kinds(games)
     if found:
         lines.append("disagreement kinds:")
@@ -70,4 +85,7 @@ def as_text(games: Sequence[GameReport], settings: dict[str, Any]) -> str:
                 f"{where}{action}"
             )
             lines.append(f"    {d.kind.split(':', 1)[0]}: {_clip(d.detail)}")
+        if game.disagreements and game.deviations:
+            why = ", ".join(game.explained_by) or "UNEXPLAINED"
+            lines.append(f"    explained by: {why}")
     return "\n".join(lines)

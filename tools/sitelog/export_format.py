@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from services.rules.domain.title import SITE_PROFILE
+
 Action = dict[str, Any]
 
 END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "manually_ended": "ended"}
@@ -34,6 +36,8 @@ class SiteGame:
     result: dict[str, int]  # site player id -> final net worth
     end_reason: str  # ours: "bankrupt", "bank", "ended" (or "" if unfinished)
     actions: tuple[Action, ...]
+    #: The rules profile to replay it under: the site's own, unless our export says otherwise.
+    rules_profile: str = SITE_PROFILE
 
     @property
     def beginner_game(self) -> bool:
@@ -67,6 +71,7 @@ def parse(raw: dict[str, Any]) -> SiteGame:
             result={str(k): int(v) for k, v in (raw.get("result") or {}).items()},
             end_reason=END_REASONS.get(str(raw.get("game_end_reason", "")), ""),
             actions=tuple(raw["actions"]),
+            rules_profile=str(raw.get("rules_profile") or SITE_PROFILE),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ExportError(f"not an 18xx.games game export: {error!r}") from error

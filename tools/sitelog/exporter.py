@@ -28,6 +28,7 @@ from services.rules.domain.state import GameState, OperatingRound, PrivateAuctio
 from services.rules.domain.title import load_title
 from services.rules.domain.undo import Logged, effective
 from tools.sitelog.certificates import INITIAL_OFFERING, Certificates
+from tools.sitelog.deviations import deviations_used
 
 Action = dict[str, Any]
 END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "ended": "manually_ended"}
@@ -91,10 +92,12 @@ class _Copies:
 def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
     state = GameState()
     copies = _Copies()
+    first_ids: list[int] = []  # per batch: the id its first action has (or would have)
     actions: list[Action] = []
     created: cmd.CreateGame | None = None
     skipped_routes = False
     for batch in batches:
+        first_ids.append(len(actions) + 1)
         swaps = [e for e in batch.events if isinstance(e, ev.PresidencyChanged)]
         selling = isinstance(batch.command, cmd.SellShares)
         if isinstance(batch.command, cmd.PayDividends) and skipped_routes:
@@ -138,6 +141,14 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
             "optional_rules": ["beginner_game"] if created.beginner_game else [],
         },
         "actions": actions,
+        # Ours, not the site's (its engine reads past them): the profile the game was played
+        # under, and the site's departures from the rulebook (docs/rules-notes.md) that it
+        # relied on, each with the first action where the site will read the log otherwise.
+        "rules_profile": state.rules_profile,
+        "rules_deviations": [
+            {"switch": d.switch, "first_action": first_ids[d.first_move], "moves": d.moves}
+            for d in deviations_used(batches)
+        ],
         "result": {str(s): n for s, n in state.result.net_worths} if state.result else {},
         "game_end_reason": END_REASONS.get(state.result.reason, "") if state.result else "",
     }

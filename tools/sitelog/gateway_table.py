@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 from google.protobuf import json_format
 
 from infra.rejection import Kind, Rejected
-from services.rules.domain.title import SITE_PROFILE
 from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client
 from shikoku_sdk.errors import ShikokuError
@@ -41,7 +40,7 @@ class GatewayTable:
             beginner_game=game.beginner_game,
             fixed_seat_order=True,
             trust_submitted_revenue=game.stores_revenue,
-            rules_profile=SITE_PROFILE,
+            rules_profile=game.rules_profile,
         )
         created = _refused(
             lambda: client.create_table(len(game.players), options, f"import {game.id}")

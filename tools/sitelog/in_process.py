@@ -15,7 +15,6 @@ from services.rules.domain.evolve import fold
 from services.rules.domain.legal import PassOption
 from services.rules.domain.route_pricing import price_in_process
 from services.rules.domain.state import GameState
-from services.rules.domain.title import SITE_PROFILE
 from services.rules.domain.view import state_document
 from tools.sitelog.export_format import SiteGame
 from tools.sitelog.exporter import Batch
@@ -35,7 +34,7 @@ class InProcessTable:
             fixed_seat_order=True,
             title=game.title,
             trust_submitted_revenue=game.stores_revenue,
-            rules_profile=SITE_PROFILE,
+            rules_profile=game.rules_profile,
         )
         self.state = GameState()
         self.events: list[Event] = []

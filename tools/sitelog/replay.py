@@ -201,6 +201,34 @@ def _catch_up(action: Action, table: Table, translator: Translator) -> None:
         table.submit(seat, Submit(seat, skip))
 
 
+def _end_turn_the_site_ended(
+    action: Action, upcoming: Action | None, table: Table, translator: Translator
+) -> None:
+    """An action of a corporation that is yet to operate, while ours is still in another's
+    turn: the site ended that turn by itself (its last steps had nothing to do, say a train
+    step where nothing can be bought), ours waits for passes there. Pass them (a route step
+    runs no routes), reading our step again before each. A pass counts only when the same
+    corporation acts next (the site's blocking "buy a private" pass ends a turn instead)."""
+    if action.get("entity_type") != "corporation":
+        return
+    if action["type"] == "pass" and (upcoming or {}).get("entity") != action["entity"]:
+        return
+    for _ in range(len(_STEPS) + 1):
+        view = table.view()
+        corporation, step = _operating(view)
+        round_ = view.get("round") or {}
+        waiting = round_.get("discarding") or round_.get("ability")
+        if not corporation or waiting or action["entity"] in (corporation, *round_["operated"]):
+            return
+        seat = translator.acting_seat({"entity": corporation, "entity_type": "corporation"}, view)
+        skip = (
+            game_pb2.Command(run_routes=game_pb2.RunRoutes())
+            if step == "routes"
+            else game_pb2.Command(pass_turn=game_pb2.Pass())
+        )
+        table.submit(seat, Submit(seat, skip))
+
+
 def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     """Submits the effective actions one by one, yielding each after it took effect; raises
     Rejected or Untranslatable at the first our game refuses."""
@@ -210,6 +238,7 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     for done, action in enumerate(actions, start=1):
         upcoming = actions[done] if done < len(actions) else None
         _skipped_routes(action, actions[done:], table, translator)
+        _end_turn_the_site_ended(action, upcoming, table, translator)
         if not _phantom_pass(action, upcoming, table.view(), table, self_passes, translator):
             _catch_up(action, table, translator)
             _skipped_routes(action, actions[done:], table, translator)

@@ -132,7 +132,12 @@ class Title:
     )
 
     def profile(self, name: str) -> RulesProfile:
-        return self.profiles[name]
+        """A profile by name. `base+switch+…` is the base profile with those switches turned
+        on as well: not a table's choice, but how one asks what a single switch would change
+        (the export names the departures a game relied on)."""
+        if "+" not in name:
+            return self.profiles[name]
+        return _with_switches(self.profiles[name.split("+", 1)[0]], name)
 
     def private(self, company_id: str) -> PrivateCompany:
         for company in self.privates:
@@ -180,6 +185,16 @@ def _tuples(entry: dict[str, Any]) -> dict[str, Any]:
 
 #: The switches: RulesProfile's bool fields.
 SWITCHES = tuple(f.name for f in dataclasses.fields(RulesProfile) if f.type in ("bool", bool))
+
+
+@cache
+def _with_switches(base: RulesProfile, name: str) -> RulesProfile:
+    added = name.split("+")[1:]
+    unknown = [switch for switch in added if switch not in SWITCHES]
+    if unknown:
+        raise KeyError(f"no switch {unknown[0]!r} in {name!r}")
+    switched: dict[str, Any] = dict.fromkeys(added, True)
+    return dataclasses.replace(base, name=name, **switched)
 
 
 def _profiles(name: str, raw: dict[str, Any]) -> dict[str, RulesProfile]:

@@ -1,0 +1,99 @@
+"""Which of the site's departures from the rulebook a game played under another profile relied
+on: the switches (docs/rules-notes.md, "Rules profiles") that would have changed its course.
+
+A game played under the rulebook exports like any other, but the site plays by the switches of
+the `18xx.games` profile. Each switch is tried alone on the state before each move: where it
+refuses the move, or makes it cause other events whose outcome the game does not reach by
+itself within the next moves (a step skipped sooner, which the game then passes, is no
+departure; a token placed in a step the site would have skipped is), the site will read the
+log otherwise from there on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from infra.rejection import Rejected
+from services.rules.domain import commands as cmd
+from services.rules.domain import events as ev
+from services.rules.domain.decide import decide
+from services.rules.domain.evolve import fold
+from services.rules.domain.state import GameState
+from services.rules.domain.title import SITE_PROFILE, SWITCHES, rules_profile
+
+
+class Move(Protocol):
+    """A command and the events it caused (the exporter's Batch)."""
+
+    @property
+    def command(self) -> cmd.Command: ...
+
+    @property
+    def events(self) -> Sequence[ev.Event]: ...
+
+
+#: How many moves ahead a switch's different outcome may be reached by the game itself.
+LOOKAHEAD = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Deviation:
+    switch: str
+    first_move: int  # index into the game's moves (batches) where it first showed
+    moves: int  # how many of the game's moves it changed
+
+
+def switches_off(state: GameState, against: str = SITE_PROFILE) -> list[str]:
+    """The switches `against` turns on that the game's own profile leaves off."""
+    ours, theirs = state.rules, rules_profile(state.title, against)
+    return [s for s in SWITCHES if getattr(theirs, s) and not getattr(ours, s)]
+
+
+def deviations_used(batches: Sequence[Move]) -> list[Deviation]:
+    """The departures the game's moves relied on, in the order they first showed."""
+    states = [GameState()]
+    for batch in batches:
+        states.append(fold(batch.events, states[-1]))
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for index, batch in enumerate(batches):
+        before = states[index]
+        if isinstance(batch.command, cmd.CreateGame | cmd.EndGame) or not before.players:
+            continue
+        for switch in switches_off(before):
+            ahead = slice(index + 1, index + 1 + LOOKAHEAD)
+            if _changes_course(before, batch, switch, batches[ahead], states[ahead]):
+                first.setdefault(switch, index)
+                count[switch] = count.get(switch, 0) + 1
+    return sorted((Deviation(s, i, count[s]) for s, i in first.items()), key=lambda d: d.first_move)
+
+
+def _changes_course(
+    state: GameState, batch: Move, switch: str, later: Sequence[Move], states: Sequence[GameState]
+) -> bool:
+    """Whether `switch` alone refuses the move, or leads where the game's own next moves
+    (`later`, with the states `states` after this move and each of them) never join it again.
+    The switched game follows those moves too; a pass it has no use for is left out."""
+    trial = dataclasses.replace(state, rules_profile=f"{state.rules_profile}+{switch}")
+    try:
+        theirs = list(decide(trial, batch.command))
+    except Rejected:
+        return True
+    if theirs == list(batch.events):
+        return False
+    fork = fold(theirs, trial)
+    for index, move in enumerate((*later, None)):
+        reached = dataclasses.replace(fork, rules_profile=state.rules_profile)
+        if any(reached == ours for ours in states[index:]):
+            return False
+        if move is None:
+            return True
+        try:
+            fork = fold(decide(fork, move.command), fork)
+        except Rejected:
+            if not isinstance(move.command, cmd.Pass):
+                return True
+    return True
