@@ -30,6 +30,7 @@ from services.rules.domain.legal import (
     LayTileOption,
     PlaceTokenOption,
     PrivateTileOption,
+    RunRoutesOption,
     SellOption,
 )
 from services.rules.domain.state import GameState, Step, StockRound
@@ -312,6 +313,58 @@ def test_a_token_step_with_a_token_to_place_waits(profile: str) -> None:
     state, _ = play(state, Pass(A))
     assert state.round.step is Step.TOKEN  # type: ignore[union-attr]
     assert PlaceTokenOption("C4", 0, 40, A) in legal_actions(state)
+
+
+# ---- 8.2, 8.5: a route step with no route to run -------------------------------------------
+
+
+def matsuyama_towards_ohzu(profile: str) -> GameState:
+    """IR (seat 1) with a 2-train at its track step in phase 3: its track from Matsuyama (E2)
+    runs through D3 to Ohzu (C4), which has no tile yet, so it has no route; the ER, whose
+    seller lays on Ohzu, is a player's."""
+    state = dataclasses.replace(under(after_auction(), profile), phase="3")
+    state = floated(state, "IR", {A: 6}, (1, 3), cash=500, trains=("2",))
+    return operating(with_tiles(state, ("E2", "5", 0), ("D3", "9", 1)), "IR")
+
+
+def pass_track_and_token(state: GameState) -> GameState:
+    for _ in range(2):
+        if state.round.step in (Step.TRACK, Step.TOKEN):  # type: ignore[union-attr]
+            state, _ = play(state, Pass(A))
+    return state
+
+
+def buy_the_er_and_lay_ohzu(state: GameState) -> GameState:
+    state, _ = play(state, BuyPrivateForCorporation(A, "ER", 40))
+    state, _ = play(state, LayPrivateTile(ER_OWNER, "ER", "C4", "13", 0))
+    return state
+
+
+def test_rulebook_route_step_waits_and_runs_a_route_the_ers_lay_opened() -> None:
+    state = pass_track_and_token(matsuyama_towards_ohzu(RULEBOOK))
+    assert state.round.step is Step.ROUTES  # type: ignore[union-attr]
+    state = buy_the_er_and_lay_ohzu(state)
+    assert state.round.step is Step.ROUTES  # type: ignore[union-attr]
+    assert any(isinstance(o, RunRoutesOption) for o in legal_actions(state))
+
+
+def test_site_route_step_ends_when_no_route_can_be_run() -> None:
+    state = pass_track_and_token(matsuyama_towards_ohzu(SITE))
+    assert state.round.step is Step.TRAINS  # type: ignore[union-attr]
+    assert state.corporation("IR").position == (1, 2)  # withheld: one space left
+    state = buy_the_er_and_lay_ohzu(state)
+    assert state.round.step is Step.TRAINS  # type: ignore[union-attr]
+    assert not any(isinstance(o, RunRoutesOption) for o in legal_actions(state))
+
+
+@pytest.mark.parametrize("profile", [RULEBOOK, SITE])
+def test_a_route_step_with_a_route_to_run_waits(profile: str) -> None:
+    state = matsuyama_towards_ohzu(profile)
+    assert state.board is not None
+    state = dataclasses.replace(state, board=board.apply_lay(state.board, "C4", "13", 0))
+    state = pass_track_and_token(state)
+    assert state.round.step is Step.ROUTES  # type: ignore[union-attr]
+    assert any(isinstance(o, RunRoutesOption) for o in legal_actions(state))
 
 
 # ---- 8.3 / 4.2: an upgrade whose new track only a trail round a loop reaches ---------------

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.routes.engine.solver import solve
 from services.rules import board
 from services.rules.domain import commands as cmd
 from services.rules.domain import events as ev
@@ -23,7 +22,7 @@ from services.rules.domain.decide import legal_actions
 from services.rules.domain.evolve import evolve
 from services.rules.domain.legal import BuyTrainOption
 from services.rules.domain.market import load_market
-from services.rules.domain.route_pricing import corporation_graph
+from services.rules.domain.route_pricing import can_run_routes, corporation_graph
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, Step
 from services.rules.domain.title import load_title
 from services.rules.domain.undo import Logged, effective
@@ -264,7 +263,7 @@ def _actions(
             return [{"type": "place_token", **_entity(state, seat), "city": f"{tile_id}-{city}"}]
         case cmd.RunRoutes(seat=seat, priced=priced):
             assert priced is not None and isinstance(state.round, OperatingRound)
-            if not priced and not _has_a_route(state, state.round.current):
+            if not priced and not can_run_routes(state, state.round.current):
                 return []  # the site skips the route and dividend steps by itself there
             return [
                 {
@@ -380,10 +379,6 @@ def _site_offers_privates(state: GameState) -> bool:
         if company not in state.closed_privates
     ]
     return bool(prices) and min(prices) <= cash
-
-
-def _has_a_route(state: GameState, corporation: str) -> bool:
-    return solve(corporation_graph(state, corporation)).revenue > 0
 
 
 def _buy_train(

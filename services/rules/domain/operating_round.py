@@ -47,6 +47,7 @@ from services.rules.domain.legal import (
 )
 from services.rules.domain.market import load_market
 from services.rules.domain.ordering import stock_price_order
+from services.rules.domain.route_pricing import can_run_routes
 from services.rules.domain.state import (
     PRESIDENT_SHARES,
     Corporation,
@@ -95,7 +96,7 @@ def next_event(state: GameState) -> ev.Event | None:
     match round_.step:
         case Step.TOKEN if _token_step_ends(state, round_, corporation):
             return ev.StepSkipped(corporation=corporation.id, step=Step.TOKEN.value)
-        case Step.ROUTES if not corporation.trains:
+        case Step.ROUTES if not corporation.trains or _route_step_ends(state, round_, corporation):
             return _withhold(state, corporation, 0)
         case Step.DIVIDEND if round_.revenue == 0:
             return _withhold(state, corporation, 0)
@@ -112,6 +113,18 @@ def _token_step_ends(state: GameState, round_: OperatingRound, corporation: Corp
         state.rules.token_step_skipped_when_no_token_can_be_placed
         and round_.ability is None
         and next(iter(on_the_board.tokens(state, corporation)), None) is None
+    )
+
+
+def _route_step_ends(state: GameState, round_: OperatingRound, corporation: Corporation) -> bool:
+    """Under the `route_step_skipped_when_no_route` switch, the route step of a corporation
+    with trains ends by itself when they have no route to run (once no private's lay is
+    pending); under the rulebook it waits, and a route that a private bought there opens may
+    still be run (8.2, 8.8)."""
+    return (
+        state.rules.route_step_skipped_when_no_route
+        and round_.ability is None
+        and not can_run_routes(state, corporation.id)
     )
 
 

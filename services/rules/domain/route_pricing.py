@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from infra.rejection import Kind, Rejected
 from services.routes.engine.graph import TrackGraph, Train, route_hexes
+from services.routes.engine.solver import solve
 from services.routes.engine.validation import (
     ConnectionRoute,
     Evaluation,
@@ -35,6 +36,11 @@ def corporation_graph(state: GameState, corporation_id: str) -> TrackGraph:
     trains = tuple(Train(name, title.train(name).stops or None) for name in corporation.trains)
     assert state.board is not None
     return board.track_graph(state.board, corporation_id, state.phase, trains)
+
+
+def can_run_routes(state: GameState, corporation_id: str) -> bool:
+    """Whether the corporation's trains have a route that earns something now."""
+    return solve(corporation_graph(state, corporation_id)).revenue > 0
 
 
 def submissions(

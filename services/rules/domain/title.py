@@ -108,6 +108,11 @@ class RulesProfile:
     #: token can be placed, though the corporation could still buy a private there (8.8) whose
     #: seller's lay (the ER's, 15 C) would then make room for a token.
     token_step_skipped_when_no_token_can_be_placed: bool = False
+    #: 8.2, 8.5 (running trains): the route step of a corporation with trains ends by itself,
+    #: withholding nothing, as soon as it begins without a route to run (once no private's lay
+    #: is pending), as the site's steps skip themselves: a route that a tile laid later in the
+    #: turn opens (the ER's seller's, bought at the route step) cannot be run then.
+    route_step_skipped_when_no_route: bool = False
     #: 8.3 and 4.2 (upgrades, connectivity): an upgrade must also add track, or change the
     #: value of a city, that the site engine's own walk of the corporation's track reaches
     #: once the tile is down (services/rules/board/new_track.py); the rulebook asks only that
