@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 import grpc
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from infra.deployment_token import token_interceptors
 
@@ -167,7 +167,8 @@ async def connect_redis(who: str, url: str | None = None) -> Redis:
         if isinstance(client, RedisCluster):
             await client.initialize()
         await client.ping()
-    except (RedisError, OSError, ValueError) as error:
+    except (RedisError, RedisClusterException, OSError, ValueError) as error:
+        # RedisClusterException: no node of a cluster answered (not a RedisError).
         raise RedisUnreachable(f"{who}: cannot reach Redis at {_shown(url)}: {error}") from None
     return client
 
