@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GENERATED := shikoku/v1/.generated
-DESCRIPTORS := shikoku/v1/descriptors.binpb
+DESCRIPTORS := shikoku/server/descriptors.binpb
 
 .PHONY: setup proto run run-cluster test lint unit bench soak clean browser
 
@@ -23,13 +23,19 @@ $(INSTALLED): pyproject.toml sdk/pyproject.toml requirements.lock
 # Python code and type stubs generated from protos/ (not committed; regenerated when stale).
 proto: $(GENERATED) $(DESCRIPTORS)
 $(GENERATED): $(PROTOS) $(INSTALLED)
-	rm -rf shikoku/v1 shikoku/internal
+	rm -rf shikoku/v1 shikoku/internal shikoku/server build/connect
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iprotos \
 		--python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTOS)
-	@# Connect stubs of the public API (shikoku/v1/*_connect.py) for the web entrypoint.
+	@# Connect stubs of the public API for the web entrypoint, in shikoku/server/*_connect.py:
+	@# a package of the server's wheel (shikoku/v1 is the SDK's). Written aside, then their
+	@# relative imports of the stubs (from .game_pb2) made absolute (from shikoku.v1.game_pb2).
+	mkdir -p build/connect shikoku/server
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iprotos \
-		--connectrpc_out=protobuf=google,io=async:. $(filter protos/shikoku/v1/%,$(PROTOS))
-	for d in shikoku/v1 shikoku/internal shikoku/internal/v1; do touch $$d/__init__.py; done
+		--connectrpc_out=protobuf=google,io=async:build/connect $(filter protos/shikoku/v1/%,$(PROTOS))
+	for f in build/connect/shikoku/v1/*_connect.py; do \
+		sed -E 's/^from \.([a-z0-9_]+) import/from shikoku.v1.\1 import/' $$f > shikoku/server/$${f##*/}; done
+	! grep -n '^from \.' shikoku/server/*_connect.py
+	for d in shikoku/v1 shikoku/internal shikoku/internal/v1 shikoku/server; do touch $$d/__init__.py; done
 	touch $@
 
 # The public protos (only those) compiled with their comments and imports, which generated code
@@ -120,4 +126,4 @@ crosscheck-record: setup
 	$(BIN)/python -m tools.crosscheck --record tests/crosscheck/recorded $(FLAGS)
 
 clean:
-	rm -rf $(VENV) shikoku/v1 shikoku/internal .mypy_cache .ruff_cache .pytest_cache dist
+	rm -rf $(VENV) shikoku/v1 shikoku/internal shikoku/server .mypy_cache .ruff_cache .pytest_cache dist

@@ -3,7 +3,8 @@ comments, and nothing of the internal one.
 
 `make proto` compiles every file of protos/shikoku/v1/, and google/rpc/error_details.proto (the
 ErrorInfo, BadRequest and RetryInfo that errors carry), with source info and their imports into
-shikoku/v1/descriptors.binpb, beside the generated code. The gateway serves those descriptors
+shikoku/server/descriptors.binpb (the server's package of generated code, beside the Connect
+stubs; shikoku/v1 belongs to the SDK's wheel). The gateway serves those descriptors
 (infra/reflection.py), so `grpcurl describe` finds every symbol, methods too, and prints the
 protos' documentation, and grpcurl decodes the details of an error."""
 
@@ -19,5 +20,5 @@ DESCRIPTOR_SET = "descriptors.binpb"
 def public_descriptors() -> list[descriptor_pb2.FileDescriptorProto]:
     """The public API's files as compiled from protos/, comments kept, with the error details
     and the files they import."""
-    data = resources.files("shikoku.v1").joinpath(DESCRIPTOR_SET).read_bytes()
+    data = resources.files("shikoku.server").joinpath(DESCRIPTOR_SET).read_bytes()
     return list(descriptor_pb2.FileDescriptorSet.FromString(data).file)

@@ -33,10 +33,10 @@ from gateway.web.services import (
     RoutesServiceForwarder,
     TitleServiceForwarder,
 )
-from shikoku.v1.game_connect import GameServiceASGIApplication
-from shikoku.v1.lobby_connect import LobbyServiceASGIApplication
-from shikoku.v1.routes_connect import RoutesServiceASGIApplication
-from shikoku.v1.title_connect import TitleServiceASGIApplication
+from shikoku.server.game_connect import GameServiceASGIApplication
+from shikoku.server.lobby_connect import LobbyServiceASGIApplication
+from shikoku.server.routes_connect import RoutesServiceASGIApplication
+from shikoku.server.title_connect import TitleServiceASGIApplication
 
 
 def connect_applications(channel: grpc.aio.Channel) -> list[ConnectASGIApplication[Any]]:

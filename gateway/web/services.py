@@ -1,6 +1,6 @@
 """The public API's services for Connect: every method passed on to the same method of the
 gRPC gateway (`gateway.web.upstream`). One class per service of `shikoku.v1`, each the Protocol
-its generated Connect stub (`shikoku/v1/*_connect.py`) declares, so mypy holds them to the
+its generated Connect stub (`shikoku/server/*_connect.py`) declares, so mypy holds them to the
 protos: a method added there and not here fails `make lint`."""
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import pytest
 from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2
 
+from shikoku.server.game_connect import GameServiceClient
 from shikoku.v1 import game_pb2, lobby_pb2
-from shikoku.v1.game_connect import GameServiceClient
 from tests.e2e.api import PASS, Client, System, auth, started_table
 from tests.web.conftest import STREAMS_PER_CALLER
 from tests.web.wire import (

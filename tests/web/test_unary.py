@@ -10,8 +10,8 @@ from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2
 
+from shikoku.server.lobby_connect import LobbyServiceClient
 from shikoku.v1 import lobby_pb2
-from shikoku.v1.lobby_connect import LobbyServiceClient
 from tests.e2e.api import System
 from tests.web.wire import (
     api_headers,
