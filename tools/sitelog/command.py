@@ -13,10 +13,12 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 
+from infra.rejection import Rejected
 from services.rules.domain.events import Event, event_from_payload
 from shikoku.v1 import game_pb2, game_pb2_grpc
 from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
+from tools.progress import Progress
 from tools.sitelog.compare import site_state
 from tools.sitelog.export_format import ExportError, SiteGame, load
 from tools.sitelog.exporter import batches_from, export
@@ -24,7 +26,6 @@ from tools.sitelog.gateway_table import GatewayTable
 from tools.sitelog.replay import Outcome, replay, replay_viewed
 from tools.supervisor import System
 
-BAR_WIDTH = 30
 CONNECT_SECONDS = 10
 
 
@@ -57,9 +58,17 @@ def replay_through(
     with keyed_channel(gateway, api_key) as channel:
         if not _answers(channel, gateway, "import"):
             return 2
-    with Client(gateway, api_key=api_key) as client, _state_log(states) as write:
-        table = GatewayTable(game, client)
-        progress = None if as_json else _progress_bar()
+    with (
+        Client(gateway, api_key=api_key) as client,
+        _state_log(states) as write,
+        Progress("shikoku import", "actions", enabled=not as_json) as bar,
+    ):
+        try:
+            table = GatewayTable(game, client)
+        except Rejected as refused:  # a missing or revoked API key, say: one line, no trace
+            print(f"shikoku import: {refused.reason}: {refused.message}", file=sys.stderr)
+            return 2
+        progress = bar.update
         if states:
             outcome = replay_viewed(
                 game,
@@ -100,17 +109,6 @@ def _answers(channel: grpc.Channel, gateway: str, command: str) -> bool:
     return True
 
 
-def _progress_bar() -> Callable[[int, int], None]:
-    def show(done: int, total: int) -> None:
-        filled = BAR_WIDTH * done // max(total, 1)
-        sys.stderr.write(f"\r[{'#' * filled}{' ' * (BAR_WIDTH - filled)}] {done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return show
-
-
 def as_document(outcome: Outcome) -> dict[str, object]:
     return {
         "game_id": outcome.game_id,
@@ -143,7 +141,8 @@ def export_game(game_id: str, gateway: str, out: Path | None, api_key: str | Non
         if not _answers(channel, gateway, "export"):
             return 2
         try:
-            stored = read_log(game_pb2_grpc.GameServiceStub(channel), game_id)
+            with Progress("shikoku export", "events") as bar:
+                stored = read_log(game_pb2_grpc.GameServiceStub(channel), game_id, bar.update)
         except grpc.RpcError as error:
             print(f"shikoku export: {error.details()}", file=sys.stderr)
             return 2
@@ -157,9 +156,12 @@ def export_game(game_id: str, gateway: str, out: Path | None, api_key: str | Non
 
 
 def read_log(
-    games: game_pb2_grpc.GameServiceStub, game_id: str
+    games: game_pb2_grpc.GameServiceStub,
+    game_id: str,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[dict[str, Any] | None, Event]]:
-    """Every event of the game so far, with the command stored on each batch's first."""
+    """Every event of the game so far, with the command stored on each batch's first;
+    `progress` is told how many of them have come."""
     version = games.GetState(game_pb2.GetStateRequest(game_id=game_id), timeout=30).version
     stored: list[tuple[dict[str, Any] | None, Event]] = []
     stream = games.StreamEvents(game_pb2.StreamEventsRequest(game_id=game_id, from_version=1))
@@ -172,6 +174,8 @@ def read_log(
             else None
         )
         stored.append((cause, event))
+        if progress is not None:
+            progress(message.version, version)
         if message.version >= version:
             stream.cancel()  # type: ignore[no-untyped-call]
             break
