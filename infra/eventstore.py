@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import msgpack
+from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
@@ -73,6 +74,18 @@ return {1, version}
 # seconds; a day covers clients that reconnect much later.
 COMMAND_ID_SECONDS = 24 * 3600
 
+
+EVENTS_APPENDED = Counter(
+    "shikoku_events_appended",
+    "Events appended to the log, by kind of aggregate (game, table, ...) and event type",
+    ["aggregate", "event"],
+)
+VERSION_CONFLICTS = Counter(
+    "shikoku_version_conflicts",
+    "Appends refused, writing nothing, because the stream had moved past the version decided "
+    "on (another writer got there first), by kind of aggregate",
+    ["aggregate"],
+)
 
 # Stream entries as redis-py returns them without response decoding.
 Entries = list[tuple[bytes, dict[bytes, bytes]]]
@@ -220,10 +233,13 @@ class EventStore:
             reply = await self._append(keys=keys, args=args)
         match reply:
             case [1, version]:
+                for event in events:
+                    EVENTS_APPENDED.labels(self._kind, event.type).inc()
                 return Appended(int(version) - len(events) + 1, int(version))
             case [2, first, last, stored]:
                 return Appended(int(first), int(last), duplicate=True, fingerprint=stored.decode())
             case [_, actual]:
+                VERSION_CONFLICTS.labels(self._kind).inc()
                 raise VersionConflict(key, expected_version, int(actual))
         raise RuntimeError(f"unexpected reply from the append script: {reply!r}")
 

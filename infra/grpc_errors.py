@@ -3,6 +3,7 @@ BadRequest naming the field for malformed input, a RetryInfo when the caller sho
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import cast
 
 import grpc
@@ -89,3 +90,14 @@ def rich_status(error: grpc.aio.AioRpcError | grpc.RpcError) -> status_pb2.Statu
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
             return status_pb2.Status.FromString(value)
     return None
+
+
+def reason_in(trailing_metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    """Our reason code (the ErrorInfo's) in a call's trailers, or "" when they carry none."""
+    for key, value in trailing_metadata or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            info = error_details_pb2.ErrorInfo()
+            for detail in status_pb2.Status.FromString(value).details:
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return ""

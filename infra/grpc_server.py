@@ -11,9 +11,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection_pb2
 
-from infra import reflection
+from infra import reflection, tracing
+from infra.call_observer import ObservesCalls
 from infra.grpc_types import Context
 from infra.interceptors import FailuresAsStatus
+from infra.observability import call_observers, observe_process
 from infra.requests import DecodesRequests
 from infra.stopping import stop_requested
 
@@ -45,9 +47,12 @@ async def serve(
     service names (for health and reflection). `interceptors` run before FailuresAsStatus,
     the first outermost. Reflection serves `descriptors` (with the files they import), or else
     the generated code's descriptors of the registered services; with those of health and
-    reflection themselves, and nothing else."""
+    reflection themselves, and nothing else. Every call is observed (metrics, access log, its
+    span when tracing is on) before any of them runs."""
+    observe_process(name)
+    observed = [*tracing.server_interceptors(), ObservesCalls(call_observers())]
     server = grpc.aio.server(
-        interceptors=[DecodesRequests(), *interceptors, FailuresAsStatus()],
+        interceptors=[*observed, DecodesRequests(), *interceptors, FailuresAsStatus()],
         options=[
             ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES),
             # A second process on the same port is an error, not a silent share of its calls.

@@ -16,6 +16,7 @@ import grpc
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
+from infra import calls
 from infra.grpc_types import Context
 from infra.interceptors import Behaviour, Continuation, end_call, streamed
 from infra.rejection import Kind, Rejected
@@ -95,6 +96,7 @@ def _unary(behaviour: Behaviour, decode: Decode) -> Behaviour:
             request = decoded(raw, decode)
         except Rejected as refusal:
             await end_call(refusal, context)
+        calls.note_request(request)
         return await behaviour(request, context)
 
     return call
@@ -106,6 +108,7 @@ def _streaming(behaviour: Behaviour, decode: Decode) -> Behaviour:
             request = decoded(raw, decode)
         except Rejected as refusal:
             await end_call(refusal, context)
+        calls.note_request(request)
         async for item in streamed(behaviour, request, context):
             yield item
 

@@ -1,0 +1,39 @@
+"""What an operator sees of a process: its logs, metrics and traces, set up once at its start.
+
+Each process's `main` calls `observe_process(NAME)` first thing (before it makes its Redis
+client and its channels, so that tracing sees them); `infra.grpc_server.serve` calls it too, so
+a gRPC process gets all of it even if it forgets, and puts `call_observers()` on every call.
+"""
+
+from __future__ import annotations
+
+from infra import access_log, redis_metrics, tracing
+from infra.access_log import AccessLog
+from infra.calls import Observer
+from infra.logs import configure_logging
+from infra.metrics import CallMetrics, serve_metrics
+
+_observed: str | None = None
+
+
+def observe_process(process: str) -> None:
+    """JSON or text logs on stderr, /metrics on the process's metrics address (when set),
+    Redis timed, and traces exported (when configured). Once per process."""
+    global _observed
+    if _observed is not None:
+        return
+    _observed = process
+    configure_logging(process)
+    tracing.configure_tracing(process)
+    redis_metrics.instrument()
+    serve_metrics(process)
+
+
+def call_observers() -> list[Observer]:
+    """Who sees every call served: its metrics, its access line, its span."""
+    observers: list[Observer] = [CallMetrics()]
+    if access_log.enabled():
+        observers.append(AccessLog())
+    if tracing.enabled():
+        observers.append(tracing.SpanOutcome())
+    return observers
