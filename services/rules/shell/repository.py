@@ -30,6 +30,7 @@ from services.rules.domain.events import Event, Undone, event_from_payload
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
 from services.rules.domain.undo import Logged
+from services.rules.shell import metrics
 from services.rules.shell.snapshots import SnapshotStore
 
 MAX_ATTEMPTS = 5
@@ -94,6 +95,10 @@ class GameRepository:
     def cached_games(self) -> int:
         """How many games' latest states this process keeps now."""
         return len(self._latest)
+
+    @property
+    def cached_timelines(self) -> int:
+        return len(self._timelines)
 
     async def log(
         self, game_id: str, to_version: int | None = None, from_version: int = 1
@@ -188,11 +193,13 @@ class GameRepository:
         A `command_id` already applied is answered with the events it caused then, and
         nothing is decided or written again."""
         fingerprint = command_fingerprint(command) if command_id else ""
+        kind = type(command).__name__
         if command_id and (done := await self._store.applied(game_id, command_id)):
+            metrics.COMMANDS.labels(kind, "duplicate").inc()
             if self._changed is not None:  # the first attempt may have stopped before its note
                 await self._changed(game_id)
             return await self._replayed(game_id, command_id, fingerprint, done)
-        for _attempt in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             try:
                 loaded = await self.load(game_id)
             except Rejected:
@@ -204,11 +211,14 @@ class GameRepository:
                     events = undo.decide_undo(loaded.state, log, ready)
                 else:
                     events = decide(loaded.state, ready)
-            except Rejected:
+            except Rejected as rejection:
                 # Refused on a state that the same command id, sent concurrently, may have
                 # just changed: its outcome was decided there, and every caller gets that one.
                 if command_id and (done := await self._store.applied(game_id, command_id)):
+                    metrics.COMMANDS.labels(kind, "duplicate").inc()
                     return await self._replayed(game_id, command_id, fingerprint, done)
+                metrics.COMMANDS.labels(kind, "rejected").inc()
+                metrics.REJECTIONS.labels(rejection.reason).inc()
                 raise
             cause = {**command_to_plain(ready), "at_ms": int(time.time() * 1000)}
             try:
@@ -225,11 +235,15 @@ class GameRepository:
                     # The log is shorter than the state kept here: writes that were never
                     # acknowledged were lost in a failover. Rebuild from the log.
                     self._latest.pop(game_id, None)
+                if attempt + 1 < MAX_ATTEMPTS:
+                    metrics.RETRIES.inc()
                 continue
             if self._changed is not None:
                 await self._changed(game_id)
             if appended.duplicate:  # the same command id won a race just now
+                metrics.COMMANDS.labels(kind, "duplicate").inc()
                 return await self._replayed(game_id, command_id, fingerprint, appended)
+            metrics.COMMANDS.labels(kind, "accepted").inc()
             first, version = appended.first, appended.last
             if isinstance(ready, Undo):
                 self._latest.pop(game_id, None)  # rebuilt from the log on the next load
@@ -241,6 +255,7 @@ class GameRepository:
                 StoredEvent(first + i, e.TYPE, e.SCHEMA, e.payload(), cause if i == 0 else None)
                 for i, e in enumerate(events)
             ]
+        metrics.CONTENDED.inc()
         raise Rejected(
             "CONTENDED",
             f"game {game_id} changed {MAX_ATTEMPTS} times while deciding; try again",

@@ -16,6 +16,7 @@ from infra.config import Addresses, connect_redis, listen_address, service_chann
 from infra.deployment_token import RequiresDeploymentToken, required_token
 from infra.eventstore import EventStore, StoredEvent
 from infra.grpc_server import Context, serve
+from infra.observability import observe_process
 from infra.rejection import Kind, Rejected
 from services.projections.game_summaries import game_changed
 from services.routes import wire
@@ -27,8 +28,9 @@ from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.state import GameState
 from services.rules.domain.title import DEFAULT_PROFILE
 from services.rules.domain.view import state_document
+from services.rules.shell import metrics
 from services.rules.shell.paging import page_of
-from services.rules.shell.repository import GameRepository
+from services.rules.shell.repository import CACHED_GAMES, GameRepository
 from services.rules.shell.snapshots import SnapshotStore
 from services.rules.shell.summaries import SummaryProjector
 from services.rules.shell.titles import TitleServicer
@@ -194,12 +196,17 @@ def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandR
 
 
 async def main() -> None:
+    observe_process("rules")
     redis = await connect_redis("rules")
     routes_channel = service_channel(Addresses.from_env().routes)
+    active = metrics.ActiveGames()
+
     async def changed(game_id: str) -> None:
+        active.played(game_id)
         await game_changed(redis, game_id)
 
     games = GameRepository(EventStore(redis, "game"), SnapshotStore(redis), changed)
+    metrics.watch(active, lambda: games.cached_games, lambda: games.cached_timelines, CACHED_GAMES)
     servicer = RulesServicer(
         games,
         routes_pb2_grpc.RouteEngineStub(routes_channel),
