@@ -35,6 +35,8 @@ _T = TypeVar("_T")
 
 # A gateway remembers a checked key this long: a revocation reaches every gateway within it.
 REMEMBER_SECONDS = 10.0
+#: Most keys a gateway remembers (it forgets them all past that).
+KEYS_REMEMBERED = 10_000
 
 MISSING = Rejected(
     "MISSING_API_KEY",
@@ -80,6 +82,11 @@ class ApiKeys:
         self._redis = redis
         self._remember_seconds = remember_seconds
         self._checked: dict[str, tuple[float, ApiKey]] = {}
+
+    @property
+    def remembered(self) -> int:
+        """Keys checked lately, answered without Redis."""
+        return len(self._checked)
 
     async def issue(
         self,
@@ -145,7 +152,7 @@ class ApiKeys:
         found = _parse(key_id, fields)
         if found.revoked:
             raise REVOKED
-        if len(self._checked) > 10_000:
+        if len(self._checked) > KEYS_REMEMBERED:
             self._checked.clear()
         self._checked[api_key] = (time.monotonic() + self._remember_seconds, found)
         return found

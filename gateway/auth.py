@@ -24,6 +24,7 @@ import grpc
 from cachetools import TTLCache
 
 from gateway.api_keys import ApiKeys, api_key_from
+from infra import calls
 from infra.grpc_errors import from_rpc_error
 from infra.grpc_types import Context
 from infra.interceptors import Admission
@@ -155,6 +156,7 @@ class Authorization(Admission):
     async def admit(self, method: str, request: Any, context: Context) -> None:
         metadata = context.invocation_metadata()
         application = await self._api_keys.check(api_key_from(metadata))
+        calls.note_api_key(application.key_id)
         rule = RULES.get(method)
         if rule is None:
             raise NO_RULE

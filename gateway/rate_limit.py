@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
+from gateway import metrics
 from gateway.api_keys import ApiKey, ApiKeys, api_key_from
 from infra.deployment_token import carries_token, deployment_token
 from infra.grpc_types import Context
@@ -157,7 +158,10 @@ class TokenBuckets:
         gateway's). None when the call may go ahead; otherwise how long until the bucket holds a
         token again."""
         limits = limits or self.limits
-        if not limits.enabled or time.monotonic() < self._skip_redis_until:
+        if not limits.enabled:
+            return None
+        if time.monotonic() < self._skip_redis_until:
+            metrics.UNCHARGED.inc()
             return None
         try:
             taken, wait_ms = await asyncio.wait_for(
@@ -165,6 +169,7 @@ class TokenBuckets:
                 REDIS_SECONDS,
             )
         except (RedisError, OSError) as error:  # TimeoutError is an OSError
+            metrics.UNCHARGED.inc()
             self._skip_redis_until = time.monotonic() + SKIP_REDIS_SECONDS
             if not self._failing:
                 self._failing = True
@@ -201,6 +206,7 @@ class RateLimit(Admission):
         key = caller_key(metadata, context.peer(), defaults.trusted_proxies)
         limits = defaults.for_application(await self._application(api_key_from(metadata)))
         if (wait := await self._buckets.take(key, limits)) is not None:
+            metrics.RATE_LIMITED.inc()
             raise self._buckets.refusal(wait, limits)
 
     async def _application(self, api_key: str) -> ApiKey | None:

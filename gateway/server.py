@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterable
 
 import grpc
 
+from gateway import metrics
 from gateway.auth import current_grant
 from gateway.caching import remember
 from gateway.public_api import public_services
@@ -23,6 +24,8 @@ from infra.config import Addresses, connect_redis, listen_address, service_chann
 from infra.eventstore import EventStore, StoredEvent
 from infra.forwarding import forward, relay_error
 from infra.grpc_server import Context, serve
+from infra.metrics import watch_cache
+from infra.observability import observe_process
 from infra.rejection import Kind, Rejected
 from services.rules.codec import event_to_proto
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
@@ -146,6 +149,18 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         self._event_messages: OrderedDict[tuple[str, int], game_pb2.GameEvent] = OrderedDict()
         self._states: OrderedDict[tuple[str, int], asyncio.Future[game_pb2.GameState]] = (
             OrderedDict()
+        )
+
+    def watch_metrics(self) -> None:
+        """Reports its watchers, streams and caches whenever metrics are scraped."""
+        metrics.watch(
+            watched_games=lambda: self._watchers.feeds,
+            watchers=lambda: self._watchers.watchers,
+            open_streams=lambda: self._streams.open,
+            caches={
+                "gateway_events": (lambda: len(self._event_messages), EVENT_CACHE),
+                "gateway_states": (lambda: len(self._states), STATE_CACHE),
+            },
         )
 
     async def SubmitCommand(
@@ -290,10 +305,11 @@ class TitleGateway(title_pb2_grpc.TitleServiceServicer):
 
 
 async def main() -> None:
-    from gateway.api_keys import ApiKeys
-    from gateway.auth import Authorization
+    from gateway.api_keys import KEYS_REMEMBERED, ApiKeys
+    from gateway.auth import GRANTS_KEPT, Authorization
     from gateway.rate_limit import RateLimit, TokenBuckets
 
+    observe_process("gateway")
     addresses = Addresses.from_env()
     redis = await connect_redis("gateway")
     lobby_channel = service_channel(addresses.lobby)
@@ -308,16 +324,15 @@ async def main() -> None:
         )
         events = EventStore(redis, "game")
         spectators = SpectatorGate(events)
-        game_pb2_grpc.add_GameServiceServicer_to_server(
-            GameGateway(
-                rules_pb2_grpc.RulesServiceStub(rules_channel),
-                events,
-                spectators,
-                StreamQuota.from_env(),
-                limits.trusted_proxies,
-            ),
-            server,
+        games = GameGateway(
+            rules_pb2_grpc.RulesServiceStub(rules_channel),
+            events,
+            spectators,
+            StreamQuota.from_env(),
+            limits.trusted_proxies,
         )
+        games.watch_metrics()
+        game_pb2_grpc.add_GameServiceServicer_to_server(games, server)
         routes_pb2_grpc.add_RoutesServiceServicer_to_server(
             RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel), spectators), server
         )
@@ -338,6 +353,8 @@ async def main() -> None:
     authorization = Authorization(
         api_keys, internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
     )
+    watch_cache("gateway_grants", lambda: authorization.credentials_remembered, GRANTS_KEPT)
+    watch_cache("gateway_api_keys", lambda: api_keys.remembered, KEYS_REMEMBERED)
     await serve(
         "gateway",
         listen_address("gateway"),

@@ -28,6 +28,11 @@ class StreamQuota:
     def from_env(cls) -> StreamQuota:
         return cls(int(os.environ.get("SHIKOKU_STREAMS_PER_CALLER", DEFAULT_STREAMS_PER_CALLER)))
 
+    @property
+    def open(self) -> int:
+        """Streams open now, of every caller."""
+        return sum(list(self._open.values()))
+
     @contextlib.contextmanager
     def held(self, caller: str) -> Iterator[None]:
         """One open stream of `caller` for the block's duration; refused beyond the quota."""

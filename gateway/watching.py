@@ -58,6 +58,10 @@ class GameWatchers:
     def feeds(self) -> int:
         return len(self._feeds)
 
+    @property
+    def watchers(self) -> int:
+        return sum(len(feed.subscribers) for feed in list(self._feeds.values()))
+
     async def _run_feed(self, game_id: str, feed: _Feed) -> None:
         start = await self._events.version(game_id) + 1
         async for batch in self._events.follow_batches(game_id, start):
