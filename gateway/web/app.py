@@ -26,6 +26,7 @@ from gateway.web.codecs import codecs
 from gateway.web.cors import with_cors
 from gateway.web.headers import HeaderText
 from gateway.web.limits import BODY_LIMIT_BYTES, BodyLimit
+from gateway.web.observed import ObservesWebCalls
 from gateway.web.pages import static_files
 from gateway.web.services import (
     GameServiceForwarder,
@@ -33,6 +34,7 @@ from gateway.web.services import (
     RoutesServiceForwarder,
     TitleServiceForwarder,
 )
+from infra.observability import call_observers
 from shikoku.server.game_connect import GameServiceASGIApplication
 from shikoku.server.lobby_connect import LobbyServiceASGIApplication
 from shikoku.server.routes_connect import RoutesServiceASGIApplication
@@ -40,21 +42,18 @@ from shikoku.server.title_connect import TitleServiceASGIApplication
 
 
 def connect_applications(channel: grpc.aio.Channel) -> list[ConnectASGIApplication[Any]]:
-    """One Connect application per service of the public API, each forwarding to the gateway."""
-    limit, known = BODY_LIMIT_BYTES, codecs()
+    """One Connect application per service of the public API, each forwarding to the gateway;
+    every call observed (metrics, access log, span) as the gRPC servers observe theirs."""
+    options: dict[str, Any] = {
+        "read_max_bytes": BODY_LIMIT_BYTES,
+        "codecs": codecs(),
+        "interceptors": [ObservesWebCalls(call_observers())],
+    }
     return [
-        LobbyServiceASGIApplication(
-            LobbyServiceForwarder(channel), read_max_bytes=limit, codecs=known
-        ),
-        GameServiceASGIApplication(
-            GameServiceForwarder(channel), read_max_bytes=limit, codecs=known
-        ),
-        RoutesServiceASGIApplication(
-            RoutesServiceForwarder(channel), read_max_bytes=limit, codecs=known
-        ),
-        TitleServiceASGIApplication(
-            TitleServiceForwarder(channel), read_max_bytes=limit, codecs=known
-        ),
+        LobbyServiceASGIApplication(LobbyServiceForwarder(channel), **options),
+        GameServiceASGIApplication(GameServiceForwarder(channel), **options),
+        RoutesServiceASGIApplication(RoutesServiceForwarder(channel), **options),
+        TitleServiceASGIApplication(TitleServiceForwarder(channel), **options),
     ]
 
 

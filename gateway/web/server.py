@@ -18,6 +18,7 @@ from starlette.types import ASGIApp
 from gateway.web.app import web_application
 from gateway.web.cors import allowed_origins
 from infra.config import Addresses, service_channel
+from infra.observability import observe_process
 from infra.stopping import stop_requested
 
 #: How long answers under way (streams above all) may go on once the process is told to stop.
@@ -56,8 +57,9 @@ def server_for(app: ASGIApp, address: str, max_connections: int) -> uvicorn.Serv
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=int(GRACE_SECONDS),
         limit_concurrency=max_connections or None,
-        access_log=False,
+        access_log=False,  # ours is gateway.web.observed's, one line per call
         log_level="warning",
+        log_config=None,  # its records go to the process's handler (infra.logs), as JSON or text
     )
     return _Server(config)
 
@@ -68,6 +70,7 @@ def bound_address(server: uvicorn.Server, address: str) -> str:
 
 
 async def main() -> None:
+    observe_process("web")
     addresses = Addresses.from_env()
     channel = service_channel(addresses.gateway)
     max_connections = int(os.environ.get("SHIKOKU_WEB_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
