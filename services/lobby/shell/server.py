@@ -23,6 +23,7 @@ from infra.grpc_errors import from_rpc_error
 from infra.grpc_server import Context, serve
 from infra.leases import Lease
 from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_token
+from infra.observability import observe_process
 from infra.rejection import Kind, Rejected
 from services.lobby.domain import tables
 from services.lobby.domain.access import (
@@ -490,6 +491,7 @@ def _principal(caller: Caller) -> internal_lobby_pb2.Principal:
 
 
 async def main() -> None:
+    observe_process("lobby")
     addresses = Addresses.from_env()
     redis = await connect_redis("lobby")
     tables_repo = TableRepository(EventStore(redis, "table"), redis)

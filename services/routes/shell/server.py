@@ -20,6 +20,7 @@ from infra.deployment_token import RequiresDeploymentToken, required_token
 from infra.forwarding import relay_error
 from infra.grpc_errors import DOMAIN
 from infra.grpc_server import Context, serve
+from infra.observability import observe_process
 from services.routes import wire
 from services.routes.engine.graph import Solution, TrackGraph, route_hexes
 from services.routes.engine.solver import solve
@@ -109,6 +110,7 @@ async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -
 
 
 async def main() -> None:
+    observe_process("routes")
     addresses = Addresses.from_env()
     rules_channel = service_channel(addresses.rules)
 
