@@ -24,6 +24,11 @@ info() {
     redis-cli -h "${1%:*}" -p "${1##*:}" cluster info | tr -d '\r' | sed -n "s/^$2://p"
 }
 
+# Whether node ip:port is in no cluster: knows only itself and serves no slot.
+alone() {
+    [ "$(info "$1" cluster_known_nodes)" = 1 ] && [ "$(info "$1" cluster_slots_assigned)" = 0 ]
+}
+
 addresses=""
 for node in $REDIS_NODES; do
     until address=$(resolve "$node") \
@@ -51,19 +56,44 @@ if [ -z "$member" ]; then
     member=${member%% *}
 else
     echo "the cluster exists (through $member)"
+    added=""
+    # shellcheck disable=SC2086 # the nodes' names, in the order of their addresses
+    set -- $REDIS_NODES
     for address in $addresses; do
-        if [ "$(info "$address" cluster_known_nodes)" = 1 ] \
-            && [ "$(info "$address" cluster_slots_assigned)" = 0 ]; then
-            echo "adding $address, which came back empty, as a replica"
-            redis-cli --cluster add-node "$address" "$member" --cluster-slave
+        name=${1%:*}
+        shift
+        if alone "$address"; then
+            echo "adding $address ($name), which came back empty, as a replica"
+            tries=0
+            # Refused while the others still take the address for the node it was: retry until
+            # they agree.
+            until redis-cli --cluster add-node "$address" "$member" --cluster-slave; do
+                tries=$((tries + 1))
+                if [ "$tries" -ge 30 ]; then
+                    echo "could not add $address to the cluster" >&2
+                    exit 1
+                fi
+                sleep 2
+                alone "$address" || break
+            done
+            added="$added $name"
         fi
     done
-    # The node each of those was before it lost its volume has no address left: forget it.
-    redis-cli -h "${member%:*}" -p "${member##*:}" cluster nodes | awk '$3 ~ /noaddr/ { print $1 }' |
-        while read -r gone; do
-            echo "forgetting $gone, a node that came back as another"
-            redis-cli --cluster call "$member" cluster forget "$gone" >/dev/null || true
-        done
+    # The node each of those was before it lost its volume is gone for good: forget it (found
+    # by the name it announced, or, where it had none, by having lost its address to the new).
+    if [ -n "$added" ]; then
+        redis-cli -h "${member%:*}" -p "${member##*:}" cluster nodes | awk -v names="$added" '
+            BEGIN { n = split(names, list, " "); for (i = 1; i <= n; i++) readded[list[i]] = 1 }
+            {
+                split($2, address, ",")
+                if ($3 ~ /noaddr/ || ($3 ~ /fail/ && $3 !~ /myself/ && address[2] in readded))
+                    print $1
+            }' |
+            while read -r gone; do
+                echo "forgetting $gone, a node that came back as another"
+                redis-cli --cluster call "$member" cluster forget "$gone" >/dev/null || true
+            done
+    fi
 fi
 
 # The slots' owners reach every node by gossip within seconds of a change.
