@@ -524,6 +524,9 @@ def test_the_external_redis_overlay_leaves_ours_out_and_names_the_charts() -> No
         )
     for name in ("routes", "web"):  # no Redis
         assert "env" not in pod_spec(one(objects, "Deployment", name))["containers"][0]
+    # The overlay sets `env` whole: the base must have none for it to replace.
+    for deployment in kinds(rendered(BASE), "Deployment").values():
+        assert "env" not in pod_spec(deployment)["containers"][0]
     peers = one(objects, "NetworkPolicy", "allow-redis-cluster-peers")["spec"]
     chart = {"matchLabels": {"app.kubernetes.io/name": "redis-cluster"}}
     assert peers["podSelector"] == chart
