@@ -62,12 +62,14 @@ def _name(kind: type) -> str:
 
 def to_plain(value: Any) -> Any:
     """`value` as msgpack-ready data."""
+    # Enums first: a StrEnum (the operating step) or IntEnum is a str or int too, and stored
+    # as one it would come back as a bare str, which `is Step.TRACK` and `.value` fail on.
+    if isinstance(value, enum.Enum):
+        return {ENUM: _name(type(value)), "v": value.value}
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return value
     if isinstance(value, board.Title):
         return {TITLE: value.name}
-    if isinstance(value, enum.Enum):
-        return {ENUM: _name(type(value)), "v": value.value}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {
             f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init
