@@ -24,8 +24,10 @@ def observe_process(process: str) -> None:
         return
     _observed = process
     configure_logging(process)
-    tracing.configure_tracing(process)
+    # Timing first: tracing wraps the clients' methods the way they are then (wrapt binds to the
+    # client), where a plain wrapper over its wrapper would hand it the client as the command.
     redis_metrics.instrument()
+    tracing.configure_tracing(process)
     serve_metrics(process)
 
 
