@@ -201,6 +201,10 @@ def _catch_up(action: Action, table: Table, translator: Translator) -> None:
         table.submit(seat, Submit(seat, skip))
 
 
+#: A player's actions of a stock round: the operating round before it is over at the site.
+_STOCK_ACTIONS = {"par", "buy_shares"}
+
+
 def _end_turn_the_site_ended(
     action: Action, upcoming: Action | None, table: Table, translator: Translator
 ) -> None:
@@ -208,17 +212,22 @@ def _end_turn_the_site_ended(
     turn: the site ended that turn by itself (its last steps had nothing to do, say a train
     step where nothing can be bought), ours waits for passes there. Pass them (a route step
     runs no routes), reading our step again before each. A pass counts only when the same
-    corporation acts next (the site's blocking "buy a private" pass ends a turn instead)."""
-    if action.get("entity_type") != "corporation":
+    corporation acts next (the site's blocking "buy a private" pass ends a turn instead). A
+    player's stock-round action likewise ends the last turn of an operating round."""
+    stock_action = action.get("entity_type") == "player" and action["type"] in _STOCK_ACTIONS
+    if action.get("entity_type") != "corporation" and not stock_action:
         return
     if action["type"] == "pass" and (upcoming or {}).get("entity") != action["entity"]:
         return
+    ending, _ = _operating(table.view())
     for _ in range(len(_STEPS) + 1):
         view = table.view()
         corporation, step = _operating(view)
         round_ = view.get("round") or {}
         waiting = round_.get("discarding") or round_.get("ability")
-        if not corporation or waiting or action["entity"] in (corporation, *round_["operated"]):
+        if corporation != ending or not corporation or waiting:
+            return
+        if action["entity"] in (corporation, *round_["operated"]):
             return
         seat = translator.acting_seat({"entity": corporation, "entity_type": "corporation"}, view)
         skip = (
