@@ -50,10 +50,9 @@ class AccessLog:
                     fields[name] = str(value)
         if (ids := trace_ids()) is not None:
             fields["trace_id"], fields["span_id"] = ids
-        self._log.info(
-            "%s %s %.1f ms",
-            call.method.lstrip("/"),
-            call.code,
-            call.seconds * 1000,
-            extra={"fields": fields},
+        # The record made as Logger.info would, less its look for the caller's source line.
+        message = f"{call.method.lstrip('/')} {call.code} {call.seconds * 1000:.1f} ms"
+        record = self._log.makeRecord(
+            self._log.name, logging.INFO, __file__, 0, message, (), None, extra={"fields": fields}
         )
+        self._log.handle(record)

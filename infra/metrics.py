@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 # A `_created` series beside every counter and histogram doubles what is stored for nothing
 # Prometheus uses.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 #: Seconds: from well under a millisecond (a cached read) to the 10 s every call is bounded by.
 LATENCY_BUCKETS = (
