@@ -24,6 +24,8 @@ from typing import TextIO
 from gateway.api_keys import issue_api_key
 from infra.config import Addresses, grpc_target
 from infra.deployment_token import SETTING as DEPLOYMENT_TOKEN
+from infra.logs import FORMAT_SETTING as LOG_FORMAT
+from infra.metrics import metrics_setting
 from infra.redis_cluster import EmbeddedRedisCluster
 from infra.redis_server import EmbeddedRedis, free_port
 
@@ -56,6 +58,7 @@ class ServiceProcess:
         env: Mapping[str, str],
         log: TextIO | None = None,
         listen: str = "",
+        metrics: str = "",
     ) -> None:
         self.name = name
         self.module = module
@@ -63,8 +66,12 @@ class ServiceProcess:
         self.log = log
         #: This replica's own address, when the service runs as several.
         self.listen = listen
+        #: Where it serves /metrics.
+        self.metrics = metrics
         self.listening = threading.Event()
         own = {f"SHIKOKU_{name.upper()}_LISTEN_ADDR": listen} if listen else {}
+        if metrics:
+            own[metrics_setting(name)] = metrics
         self.process = subprocess.Popen(
             [sys.executable, "-u", "-m", module],
             env={**env, **own},
@@ -82,6 +89,9 @@ class ServiceProcess:
                 if self.name == "gateway":
                     say(line.rstrip(), self.log)
                     continue
+            if line.startswith("{"):  # a JSON log line names its process itself
+                say(line.rstrip(), self.log)
+                continue
             say(f"[{self.name}] {line.rstrip()}", self.log)
 
     def wait_listening(self) -> None:
@@ -169,10 +179,14 @@ class System:
             self._start_redis()
         listens = self._spread_replicas()
         for name, module in SERVICES:
-            for listen in listens.get(name, [""]):
-                service = ServiceProcess(name, module, self.env, self.log, listen)
+            for n, listen in enumerate(listens.get(name, [""])):
+                metrics = (n == 0 and self.env.get(metrics_setting(name))) or (
+                    f"127.0.0.1:{free_port()}"
+                )
+                service = ServiceProcess(name, module, self.env, self.log, listen, metrics)
                 self.services.append(service)
                 service.wait_listening()
+                say(f"{name} metrics on http://{metrics}/metrics", self.log)
         return self
 
     def _start_redis(self) -> None:
@@ -226,7 +240,9 @@ class System:
     def restart(self, service: ServiceProcess) -> ServiceProcess:
         """Kills `service` (SIGKILL) and starts it again on its own address."""
         service.kill()
-        again = ServiceProcess(service.name, service.module, service.env, self.log, service.listen)
+        again = ServiceProcess(
+            service.name, service.module, service.env, self.log, service.listen, service.metrics
+        )
         self.services[self.services.index(service)] = again
         again.wait_listening()
         return again
@@ -265,6 +281,8 @@ def run(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    if sys.stdout.isatty():  # a person reads the logs: text, not JSON
+        os.environ.setdefault(LOG_FORMAT, "text")
     system = System(durable=durable, data_dir=data_dir, cluster=cluster, replicas=replicas)
     try:
         system.start()
