@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import quote
 
 from gateway.api_keys import issue_api_key
 from infra.config import Addresses, grpc_target
@@ -172,6 +173,14 @@ class System:
         """The gRPC target that reaches every gateway (a client balances over them)."""
         return grpc_target(self.gateway)
 
+    @property
+    def browser_address(self) -> str:
+        """The board page (docs/browser.md), with the development key when there is one."""
+        host, _, port = self.env.get("SHIKOKU_WEB_ADDR", "127.0.0.1:8080").rpartition(":")
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
+        key = f"?api_key={quote(self.api_key, safe='')}" if self.api_key else ""
+        return f"http://{host}:{port}/{key}"
+
     def start(self) -> System:
         # The secret the processes of this system share (infra/deployment_token.py).
         self.env.setdefault(DEPLOYMENT_TOKEN, secrets.token_urlsafe(32))
@@ -286,6 +295,7 @@ def run(
     system = System(durable=durable, data_dir=data_dir, cluster=cluster, replicas=replicas)
     try:
         system.start()
+        say(f"browser: {system.browser_address}")
         say("all services running; Ctrl-C stops them")
         while not stop.wait(0.5):
             if (dead := system.failed()) is not None:
