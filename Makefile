@@ -80,6 +80,7 @@ lint: setup
 	$(BIN)/lint-imports
 	$(BIN)/buf lint
 	$(BIN)/buf breaking --against $(RELEASE)
+	$(BIN)/hadolint --no-color deploy/Containerfile deploy/redis/Containerfile
 
 unit: setup
 	$(BIN)/pytest -m "not e2e"
@@ -124,6 +125,56 @@ crosscheck: setup
 # tests/crosscheck/test_recorded_site_games.py holds our engine and exporter to.
 crosscheck-record: setup
 	$(BIN)/python -m tools.crosscheck --record tests/crosscheck/recorded $(FLAGS)
+
+# Container images (deploy/README.md). The wheelhouse the image installs from, with no index: the
+# server's and the SDK's wheels and their dependencies as requirements.lock pins them.
+WHEELHOUSE := build/wheelhouse
+.PHONY: wheels image image-tools
+wheels: $(GENERATED) $(DESCRIPTORS)
+	SOURCE_DATE_EPOCH=315532800 $(BIN)/python deploy/wheelhouse.py --out $(WHEELHOUSE)
+
+# No registry can be reached here, so the images' bases are Debian bookworm root file systems
+# that mmdebstrap makes from Debian's packages (a few minutes each; kept in build/, so the next
+# `make image` starts from them), imported into podman. Elsewhere, build deploy/Containerfile
+# on python:3.11-slim and deploy/redis/Containerfile on redis:7.0 (their default BASE).
+IMAGE ?= localhost/shikoku:latest
+REDIS_IMAGE ?= localhost/shikoku-redis:latest
+PODMAN := CONTAINERS_CONF=$(CURDIR)/deploy/containers.conf podman --runtime runc
+MMDEBSTRAP := mmdebstrap --variant=minbase --format=tar \
+	$(foreach d,doc man locale info,--dpkgopt='path-exclude=/usr/share/$(d)/*') \
+	--dpkgopt='path-include=/usr/share/doc/*/copyright'
+build/base-python.tar build/base-redis.tar: build/base-%.tar: | image-tools
+	mkdir -p build
+	$(MMDEBSTRAP) --include=$(if $(filter python,$*),python3$(,)python3-venv,redis-server) \
+		bookworm $@.tmp
+	mv $@.tmp $@
+
+# Imported again only when its tar file is newer, or podman has lost it: a new import is a new
+# base, and so a whole new build.
+define import_base
+	$(PODMAN) image exists localhost/shikoku-base-$(1):bookworm && \
+		[ build/base-$(1).imported -nt build/base-$(1).tar ] || { \
+		$(PODMAN) import --quiet build/base-$(1).tar localhost/shikoku-base-$(1):bookworm && \
+		touch build/base-$(1).imported; }
+endef
+, := ,
+
+image: wheels build/base-python.tar build/base-redis.tar | image-tools
+	$(call import_base,python)
+	$(call import_base,redis)
+	$(PODMAN) build --format docker --build-arg BASE=localhost/shikoku-base-python:bookworm \
+		-f deploy/Containerfile -t $(IMAGE) $(WHEELHOUSE)
+	$(PODMAN) build --format docker --build-arg BASE=localhost/shikoku-base-redis:bookworm \
+		-f deploy/redis/Containerfile -t $(REDIS_IMAGE) deploy/redis
+	@for i in $(IMAGE) $(REDIS_IMAGE); do $(PODMAN) image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' $$i; done
+
+# podman, runc and mmdebstrap from Debian, installed when missing (as for Chromium, below).
+image-tools:
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v mmdebstrap >/dev/null || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+			podman runc mmdebstrap; }
 
 clean:
 	rm -rf $(VENV) shikoku/v1 shikoku/internal shikoku/server .mypy_cache .ruff_cache .pytest_cache dist
