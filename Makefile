@@ -129,7 +129,7 @@ crosscheck-record: setup
 # Container images (deploy/README.md). The wheelhouse the image installs from, with no index: the
 # server's and the SDK's wheels and their dependencies as requirements.lock pins them.
 WHEELHOUSE := build/wheelhouse
-.PHONY: wheels image image-tools
+.PHONY: wheels image deploy-check image-tools
 wheels: $(GENERATED) $(DESCRIPTORS)
 	SOURCE_DATE_EPOCH=315532800 $(BIN)/python deploy/wheelhouse.py --out $(WHEELHOUSE)
 
@@ -167,6 +167,13 @@ image: wheels build/base-python.tar build/base-redis.tar | image-tools
 	$(PODMAN) build --format docker --build-arg BASE=localhost/shikoku-base-redis:bookworm \
 		-f deploy/redis/Containerfile -t $(REDIS_IMAGE) deploy/redis
 	@for i in $(IMAGE) $(REDIS_IMAGE); do $(PODMAN) image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' $$i; done
+
+# deploy/compose.yaml brought up with podman-compose (a project of its own, on free loopback
+# ports), every container healthy, a whole bot game through each gateway and a call through
+# the web entrypoint; then taken down, whatever happened (deploy/compose_check.py).
+deploy-check: image
+	CONTAINERS_CONF=$(CURDIR)/deploy/containers.conf $(BIN)/python deploy/compose_check.py \
+		--image $(IMAGE) --redis-image $(REDIS_IMAGE)
 
 # podman, runc and mmdebstrap from Debian, installed when missing (as for Chromium, below).
 image-tools:
