@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -22,9 +23,17 @@ SERVE_MODULES = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="shikoku", description="Shikoku 1889 game server")
     commands = parser.add_subparsers(dest="command", required=True)
+    # Every command that touches Redis takes it on its own command line too.
+    redis = argparse.ArgumentParser(add_help=False)
+    redis.add_argument(
+        "--redis-url", help="the Redis to use, overriding $REDIS_URL (docs/operations.md)"
+    )
 
     run = commands.add_parser(
-        "run", help="start Redis, the services and the web bridge on loopback"
+        "run",
+        parents=[redis],
+        help="start Redis, the services and the web bridge on loopback (their own embedded "
+        "Redis unless --redis-url or $REDIS_URL names one)",
     )
     run.add_argument(
         "--durable",
@@ -44,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         help="processes of each service but the web bridge (default: 2 with --cluster, else 1)",
     )
 
-    serve = commands.add_parser("serve", help="run one service in the foreground")
+    serve = commands.add_parser("serve", parents=[redis], help="run one service in the foreground")
     serve.add_argument("service", choices=sorted(SERVE_MODULES))
 
     routes = commands.add_parser(
@@ -104,11 +113,29 @@ def main(argv: list[str] | None = None) -> int:
     out.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     out.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
 
+    health = commands.add_parser(
+        "health",
+        help="exit 0 if a service answers SERVING to the standard gRPC health check (or an "
+        "http:// URL such as the web entrypoint's /healthz answers 200), else 1",
+    )
+    health.add_argument(
+        "address",
+        nargs="?",
+        help="host:port, or http://host:port/healthz (default: the `shikoku serve` of this "
+        "container, where it listens)",
+    )
+    health.add_argument(
+        "--service", default="", help="the service name to ask about (default: the server)"
+    )
+    health.add_argument("--timeout", type=float, default=5.0, help="seconds (default: 5)")
+
     keys = commands.add_parser(
         "api-key", help="issue, list or revoke client applications' API keys (in REDIS_URL)"
     )
     key_actions = keys.add_subparsers(dest="action", required=True)
-    create = key_actions.add_parser("create", help="a new key; prints its id and then the key")
+    create = key_actions.add_parser(
+        "create", parents=[redis], help="a new key; prints its id and then the key"
+    )
     create.add_argument("name", help="the client application it is for")
     create.add_argument(
         "--per-second", type=float, help="its callers' rate limit (default: the gateway's)"
@@ -119,10 +146,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="its users may register as tournament hosts (a host runs tables and tournaments)",
     )
-    key_actions.add_parser("list", help="every key's id, name and whether it is revoked")
-    key_actions.add_parser("revoke", help="refuse the key from now on").add_argument("key_id")
+    key_actions.add_parser(
+        "list", parents=[redis], help="every key's id, name and whether it is revoked"
+    )
+    revoke = key_actions.add_parser("revoke", parents=[redis], help="refuse the key from now on")
+    revoke.add_argument("key_id")
 
     args = parser.parse_args(argv)
+    if getattr(args, "redis_url", None):
+        # For this process and every one it starts (`run`'s services read it as theirs).
+        os.environ["REDIS_URL"] = args.redis_url
     if args.command == "api-key":
         from gateway.api_keys import api_key_command
         from infra.config import redis_url
@@ -134,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         from tools.supervisor import run as run_all
 
+        if "REDIS_URL" in os.environ and (unreachable := _redis_unreachable("shikoku run")):
+            print(unreachable, file=sys.stderr)
+            return 1
         replicas = args.replicas or (2 if args.cluster else 1)
         return run_all(args.durable, args.data_dir, args.cluster, replicas)
     if args.command == "routes":
@@ -154,12 +190,30 @@ def main(argv: list[str] | None = None) -> int:
         from tools.sitelog.command import export_game
 
         return export_game(args.game_id, args.gateway, args.output, args.api_key)
+    if args.command == "health":
+        from tools.health import main as health_main
+
+        return health_main(args.address, args.service, args.timeout)
     if args.command == "serve":
         module = importlib.import_module(SERVE_MODULES[args.service])
         asyncio.run(module.main())
         return 0
     parser.error(f"unknown command {args.command}")
     return 2
+
+
+def _redis_unreachable(who: str) -> str:
+    """Why Redis (REDIS_URL) does not answer, in one line; empty when it does."""
+    from infra.config import RedisUnreachable, connect_redis
+
+    async def ping() -> None:
+        await (await connect_redis(who)).aclose()
+
+    try:
+        asyncio.run(ping())
+    except RedisUnreachable as unreachable:
+        return str(unreachable)
+    return ""
 
 
 if __name__ == "__main__":
