@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from infra.log_writer import BatchingHandler
+
 FORMAT_SETTING = "SHIKOKU_LOG_FORMAT"
 LEVEL_SETTING = "SHIKOKU_LOG_LEVEL"
 
@@ -115,8 +117,9 @@ def log_format() -> str:
 
 
 def configure_logging(process: str) -> None:
-    """Every record of this process, ours and the libraries', to stderr in the chosen form."""
-    handler = logging.StreamHandler(sys.stderr)
+    """Every record of this process, ours and the libraries', to stderr in the chosen form,
+    written in batches off the calls' path (infra.log_writer)."""
+    handler = BatchingHandler(sys.stderr)
     formatter = JsonFormatter(process) if log_format() == "json" else TextFormatter()
     handler.setFormatter(formatter)
     root = logging.getLogger()
