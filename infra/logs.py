@@ -95,13 +95,21 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+#: An access line's fields its message already says, left out of its text form.
+_SAID_IN_MESSAGE = frozenset({"method", "code", "duration_ms"})
+
+
 class TextFormatter(logging.Formatter):
     """`13:40:28.123 INFO  shikoku.access GameService/SubmitCommand OK 3.1 ms game_id=…`"""
 
     def format(self, record: logging.LogRecord) -> str:
         at = datetime.fromtimestamp(record.created).strftime("%H:%M:%S.%f")[:-3]
         text = f"{at} {record.levelname:<5} {record.name} {scrubbed(record.getMessage())}"
-        shown = " ".join(f"{key}={value}" for key, value in _fields(record).items() if value)
+        shown = " ".join(
+            f"{key}={value}"
+            for key, value in _fields(record).items()
+            if value and key not in _SAID_IN_MESSAGE
+        )
         if shown:
             text = f"{text} {shown}"
         if record.exc_info:
