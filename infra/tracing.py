@@ -94,8 +94,10 @@ def server_interceptors() -> list[Any]:
     if not _on:
         return []
     from opentelemetry.instrumentation.grpc import aio_server_interceptor
+    from opentelemetry.instrumentation.grpc.filters import health_check, negate
 
-    return [aio_server_interceptor()]  # type: ignore[no-untyped-call]
+    # Health watches last as long as their caller's channel: a span each would say nothing.
+    return [aio_server_interceptor(filter_=negate(health_check()))]  # type: ignore[no-untyped-call]
 
 
 @contextlib.contextmanager
