@@ -95,7 +95,13 @@ def test_refusals_are_logged_with_their_reason_and_no_credential(system: System)
     def refused(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [line for line in lines if line.get("reason") == "INVALID_API_KEY"]
 
-    lines = lines_until(system, lambda lines: bool(refused(lines)))
+    def both_written(lines: list[dict[str, Any]]) -> bool:
+        # Lines are written in batches: wait for this test's own two refusals, not any earlier.
+        return any(line.get("table_id") == "t-111111111111" for line in refused(lines)) and any(
+            line.get("table_id") == table_id for line in lines
+        )
+
+    lines = lines_until(system, both_written)
     (bad_key,) = [line for line in refused(lines) if line.get("table_id") == "t-111111111111"]
     assert bad_key["process"] == "gateway" and bad_key["code"] == "UNAUTHENTICATED"
     assert "api_key_id" not in bad_key  # only a checked key's id is written
