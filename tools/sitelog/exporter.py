@@ -117,15 +117,13 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
                 actions.append({**waited, "id": len(actions) + 1})
             if _ends_turn(state, event) and _site_offers_privates(state):
                 operating = state.round.current  # type: ignore[union-attr]
-                pass_ = {"type": "pass", "entity": operating, "entity_type": "corporation"}
-                actions.append({**pass_, "id": len(actions) + 1})
+                actions.append({**_corporation_pass(operating), "id": len(actions) + 1})
             if not (selling and event in swaps):
                 copies.observe(event)
-            waits = _track_step_waits_after(state, event)
+            waited_after = _track_step_waits_after(state, event)
             state = evolve(state, event)
-            if waits:
-                pass_ = {"type": "pass", "entity": event.corporation, "entity_type": "corporation"}  # type: ignore[attr-defined]
-                actions.append({**pass_, "id": len(actions) + 1})
+            if waited_after is not None:
+                actions.append({**waited_after, "id": len(actions) + 1})
     if created is None:
         raise ValueError(f"game {game_id} has no CreateGame command")
     return {
@@ -325,7 +323,7 @@ def _pass_the_site_waits_for(state: GameState, event: ev.Event) -> Action | None
     for one: its track step waits whenever the corporation may lay track, legal tile or not
     (8.3.1), and a closed-auction bidder who cannot raise is still asked (5.2)."""
     if isinstance(event, ev.StepSkipped) and event.step == Step.TRACK:
-        return {"type": "pass", "entity": event.corporation, "entity_type": "corporation"}
+        return _corporation_pass(event.corporation)
     if isinstance(event, ev.ClosedAuctionPassed) or (
         isinstance(event, ev.Passed) and isinstance(state.round, PrivateAuction)
     ):
@@ -333,10 +331,14 @@ def _pass_the_site_waits_for(state: GameState, event: ev.Event) -> Action | None
     return None
 
 
-def _track_step_waits_after(state: GameState, event: ev.Event) -> bool:
-    """Whether the site's track step still waits (for a pass) after the corporation's own lay:
-    while its president holds a private whose tile ability is theirs to use at that step (the
-    MF's port tile), legal hex or not."""
+def _corporation_pass(corporation: str) -> Action:
+    return {"type": "pass", "entity": corporation, "entity_type": "corporation"}
+
+
+def _track_step_waits_after(state: GameState, event: ev.Event) -> Action | None:
+    """The pass the site's track step still waits for after the corporation's own lay: while
+    its president holds a private whose tile ability is theirs to use at that step (the MF's
+    port tile), legal hex or not."""
     round_ = state.round
     if not (
         isinstance(event, ev.TileLaid)
@@ -344,16 +346,17 @@ def _track_step_waits_after(state: GameState, event: ev.Event) -> bool:
         and isinstance(round_, OperatingRound)
         and round_.current == event.corporation
     ):
-        return False
+        return None
     president = state.corporation(event.corporation).president
     abilities = board.load_title(state.title).lay_abilities
-    return any(
+    waits = any(
         state.privates_owned.get(company) == president
         and company not in state.used_abilities
         and company not in state.closed_privates
         and ability.owner is board.title.Owner.PLAYER
         for company, ability in abilities.items()
     )
+    return _corporation_pass(event.corporation) if waits else None
 
 
 def _ends_turn(state: GameState, event: ev.Event) -> bool:

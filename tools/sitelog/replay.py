@@ -176,6 +176,14 @@ def _routes_follow(corporation: str, later: Sequence[Action]) -> bool:
     return False
 
 
+def _skip(step: str) -> game_pb2.Command:
+    """What leaves a step the site skipped: no routes at a route step (it cannot be passed),
+    else a pass."""
+    if step == "routes":
+        return game_pb2.Command(run_routes=game_pb2.RunRoutes())
+    return game_pb2.Command(pass_turn=game_pb2.Pass())
+
+
 def _catch_up(action: Action, table: Table, translator: Translator) -> None:
     """The site skipped a step that our engine still offers (nothing the site wanted to do
     there): pass it, so that the action lands on the step it belongs to; a route step the site
@@ -193,12 +201,7 @@ def _catch_up(action: Action, table: Table, translator: Translator) -> None:
         if _STEPS.index(step) >= _STEPS.index(target):
             return
         seat = translator.acting_seat(action, view)
-        skip = (
-            game_pb2.Command(run_routes=game_pb2.RunRoutes())
-            if step == "routes"
-            else game_pb2.Command(pass_turn=game_pb2.Pass())
-        )
-        table.submit(seat, Submit(seat, skip))
+        table.submit(seat, Submit(seat, _skip(step)))
 
 
 #: A player's actions of a stock round: the operating round before it is over at the site.
@@ -219,10 +222,11 @@ def _end_turn_the_site_ended(
         return
     if action["type"] == "pass" and (upcoming or {}).get("entity") != action["entity"]:
         return
-    ending, _ = _operating(table.view())
+    ending = None
     for _ in range(len(_STEPS) + 1):
         view = table.view()
         corporation, step = _operating(view)
+        ending = corporation if ending is None else ending
         round_ = view.get("round") or {}
         waiting = round_.get("discarding") or round_.get("ability")
         if corporation != ending or not corporation or waiting:
@@ -230,12 +234,7 @@ def _end_turn_the_site_ended(
         if action["entity"] in (corporation, *round_["operated"]):
             return
         seat = translator.acting_seat({"entity": corporation, "entity_type": "corporation"}, view)
-        skip = (
-            game_pb2.Command(run_routes=game_pb2.RunRoutes())
-            if step == "routes"
-            else game_pb2.Command(pass_turn=game_pb2.Pass())
-        )
-        table.submit(seat, Submit(seat, skip))
+        table.submit(seat, Submit(seat, _skip(step)))
 
 
 def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
@@ -252,11 +251,11 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
             _catch_up(action, table, translator)
             _skipped_routes(action, actions[done:], table, translator)
             _catch_up(action, table, translator)
-            step = translator.translate(action, table.view())
+            before = table.view()
+            step = translator.translate(action, before)
             if isinstance(step, EndGame):
                 table.end_game()
             else:
-                before = table.view()
                 self_passes[:] = _self_passes(before, table.submit(step.seat, step))
                 translator.settle(table.view())
         if upcoming is not None:
