@@ -54,7 +54,11 @@ def carries_token(metadata: Iterable[tuple[str, str | bytes]] | None, token: str
 
 
 class RequiresDeploymentToken(Admission):
-    """Refuses every call (but health checks and reflection) that does not carry `token`."""
+    """Refuses every call that does not carry `token`, but health checks: probes (a kubelet,
+    Compose, `shikoku health`) hold no secret. Reflection is refused too: an internal service's
+    schema is no business of a caller outside the deployment."""
+
+    free_prefixes = ("/grpc.health.v1.",)
 
     def __init__(self, token: str) -> None:
         self._token = token

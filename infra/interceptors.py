@@ -112,7 +112,8 @@ class FailuresAsStatus(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     """Lets a call reach its handler only once `admit` has accepted it. `admit` runs in the
     call's own task, where the request and the peer are known; it refuses by raising Rejected.
-    Methods under `free_prefixes` (health checks, reflection) are always let through."""
+    Methods under `free_prefixes` (health checks and reflection, unless a subclass says
+    otherwise) are always let through."""
 
     free_prefixes: tuple[str, ...] = ("/grpc.health.v1.", "/grpc.reflection.")
 

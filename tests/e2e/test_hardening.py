@@ -3,6 +3,7 @@ gateway."""
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import random
@@ -13,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from infra import deployment_token
 from infra.redis_server import free_port
@@ -121,6 +123,38 @@ def test_an_internal_service_refuses_callers_without_the_deployment_token(
             grpc.StatusCode.NOT_FOUND,
             "GAME_NOT_FOUND",
         )
+
+
+def list_services(channel: grpc.Channel, metadata: tuple[tuple[str, str], ...]) -> set[str]:
+    reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    (answer,) = reflection.ServerReflectionInfo(iter([request]), metadata=metadata, timeout=5)
+    return {service.name for service in answer.list_services_response.service}
+
+
+@pytest.mark.parametrize(
+    ("name", "module", "service"),
+    [
+        ("rules", "services.rules.shell.server", "shikoku.internal.v1.RulesService"),
+        ("lobby", "services.lobby.shell.server", "shikoku.internal.v1.CredentialService"),
+        ("routes", "services.routes.shell.server", "shikoku.internal.v1.RouteEngine"),
+    ],
+)
+def test_an_internal_service_shows_its_schema_only_to_the_deployment(
+    redis_url: str, name: str, module: str, service: str
+) -> None:
+    process, address = alone(redis_url, name, module)
+    try:
+        with grpc.insecure_channel(address) as channel:
+            for sent in ((), ((deployment_token.HEADER, "a-guess"),)):
+                expect_error(
+                    functools.partial(list_services, channel, sent),
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "DEPLOYMENT_CREDENTIAL_REQUIRED",
+                )
+            assert service in list_services(channel, SECRET)
+    finally:
+        process.stop()
 
 
 def node(id_: str, kind: str = "city", revenue: int = 20) -> routes_pb2.Node:
