@@ -9,8 +9,8 @@
    other container to pass its Compose health check, run by `podman healthcheck run` (podman
    runs them on a timer only under systemd), and for the image's own HEALTHCHECK command
    (`shikoku health`, no address) to pass in each of ours too;
-3. issues an API key with `shikoku api-key create`, run inside a gateway's container against
-   the cluster;
+3. waits until the cluster answers `shikoku api-key list` from inside a gateway's container,
+   then issues an API key there with `shikoku api-key create`;
 4. plays a whole game of random bots (`python -m shikoku_sdk.bot`) through each gateway at
    once, from this host through the published ports, and reads the first game's state through
    the web entrypoint (Connect JSON), which reaches the gateways by their DNS name;
@@ -152,7 +152,22 @@ def check_image_healthchecks(deployment: Deployment, containers: dict[str, str])
         say(f"{service}: shikoku health: {answered.stdout.strip()}")
 
 
+def wait_for_store(deployment: Deployment, gateway: str) -> None:
+    """Until the cluster answers a client as the gateway's container sees it: a cluster whose
+    nodes all say ok can still time out a first connection on a loaded host, and a key half
+    issued is worse than a key issued a few seconds later. `api-key list` reads and writes
+    nothing, so it is safe to repeat."""
+    deadline = time.monotonic() + CLUSTER_SECONDS
+    while (listed := deployment.exec(gateway, "shikoku", "api-key", "list")).returncode != 0:
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"the store did not answer `shikoku api-key list`: {listed.stderr}")
+        said = listed.stderr.strip().splitlines()
+        say(f"waiting for the store: {said[-1] if said else listed.returncode}")
+        time.sleep(2)
+
+
 def issue_api_key(deployment: Deployment, gateway: str) -> str:
+    wait_for_store(deployment, gateway)
     issued = deployment.exec(
         gateway, "shikoku", "api-key", "create", "deploy-check", "--per-second", "1000",
         "--burst", "1000",
