@@ -1,5 +1,8 @@
 """Rejections as gRPC statuses with google.rpc details, and back: an ErrorInfo always, a
-BadRequest naming the field for malformed input, a RetryInfo when the caller should wait."""
+BadRequest naming the field for malformed input, a RetryInfo when the caller should wait.
+
+The status is where a refusal turns into trailing metadata, so its message and metadata are held
+to their byte limits here once more (`infra.rejection.bounded`), whatever built the refusal."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from infra.grpc_types import Context
-from infra.rejection import Kind, Rejected
+from infra.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, Kind, Rejected, bounded
 
 DOMAIN = "shikoku.1889"
 
@@ -23,14 +26,14 @@ _CODES: dict[Kind, grpc.StatusCode] = {kind: grpc.StatusCode[kind.value] for kin
 
 
 def to_status(rejection: Rejected) -> grpc.Status:
-    info = error_details_pb2.ErrorInfo(
-        reason=rejection.reason, domain=DOMAIN, metadata=rejection.details
-    )
+    message = bounded(rejection.message, MAX_MESSAGE_BYTES)
+    metadata = {key: bounded(value, MAX_DETAIL_BYTES) for key, value in rejection.details.items()}
+    info = error_details_pb2.ErrorInfo(reason=rejection.reason, domain=DOMAIN, metadata=metadata)
     details = [_packed(info)]
     if rejection.kind == Kind.INVALID_ARGUMENT:
         violation = error_details_pb2.BadRequest.FieldViolation(
-            field=rejection.details.get("field", ""),
-            description=rejection.message,
+            field=metadata.get("field", ""),
+            description=message,
             reason=rejection.reason,
         )
         details.append(_packed(error_details_pb2.BadRequest(field_violations=[violation])))
@@ -39,9 +42,7 @@ def to_status(rejection: Rejected) -> grpc.Status:
         retry.retry_delay.FromTimedelta(rejection.retry_after)
         details.append(_packed(retry))
     code = _CODES[rejection.kind]
-    status = status_pb2.Status(
-        code=getattr(code_pb2, code.name), message=rejection.message, details=details
-    )
+    status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=details)
     return rpc_status.to_status(status)
 
 

@@ -2,6 +2,12 @@
 
 Domain code raises `Rejected`; the gRPC edge turns it into a status with a
 google.rpc.ErrorInfo (see `infra.grpc_errors`). The domain stays free of gRPC.
+
+An error never repeats what a caller sent at any length: a value of the request goes into a
+message or a detail through `quoted` (its first `QUOTE_CHARS` characters), and every message
+and detail value is cut to a few hundred bytes besides (`bounded`), so that a refusal always
+fits gRPC's 8 KiB of trailing metadata (its message goes out percent-encoded in `grpc-message`
+and, twice, in `grpc-status-details-bin`).
 """
 
 from __future__ import annotations
@@ -9,6 +15,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 from enum import Enum
+
+#: The most characters of a caller's value an error repeats.
+QUOTE_CHARS = 40
+#: The most bytes (UTF-8) of an error's message; longer ones are cut, marked with "…".
+MAX_MESSAGE_BYTES = 512
+#: The most bytes (UTF-8) of one value of an error's details (ErrorInfo metadata).
+MAX_DETAIL_BYTES = 256
+CUT = "…"
+
+
+def quoted(value: object, limit: int = QUOTE_CHARS) -> str:
+    """`value` as text, for an error to name it: at most its first `limit` characters, and
+    "…" when it was longer (a cut between characters, never inside one)."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + CUT
+
+
+def bounded(text: str, max_bytes: int) -> str:
+    """`text` cut to at most `max_bytes` bytes of UTF-8, "…" included, on a character
+    boundary."""
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, which no protobuf string may hold
+        text = text.encode("utf-8", "replace").decode("utf-8")
+        encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text
+    room = max_bytes - len(CUT.encode())
+    return encoded[:room].decode("utf-8", "ignore") + CUT
 
 
 class Kind(Enum):
@@ -39,11 +74,14 @@ class Rejected(Exception):
         details: Mapping[str, object] | None = None,
         retry_after: timedelta | None = None,
     ) -> None:
+        message = bounded(message, MAX_MESSAGE_BYTES)
         super().__init__(message)
         self.reason = reason
         self.message = message
         self.kind = kind
-        self.details = {key: str(value) for key, value in (details or {}).items()}
+        self.details = {
+            key: bounded(str(value), MAX_DETAIL_BYTES) for key, value in (details or {}).items()
+        }
         self.retry_after = retry_after
 
     def __repr__(self) -> str:

@@ -4,6 +4,9 @@ refusals in the same shape (an ErrorInfo with our reason, a BadRequest for malfo
 Each detail also goes out with its JSON form (the Connect error's `debug` field), so that a page
 using plain `fetch` reads `details[i].debug.reason` without decoding protobuf; Connect clients
 decode `value` as usual.
+
+Messages are held to `infra.rejection.MAX_MESSAGE_BYTES` here as on gRPC, the entrypoint's own
+and those passed on alike: an error never repeats a request at any length.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from protobuf import Registry
 from protobuf.wkt import Any, FileDescriptorSet
 
 from infra.grpc_errors import DOMAIN, rich_status
+from infra.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, bounded
 
 # gRPC's names, but for the one Connect spells with a single L.
 _CODES: dict[grpc.StatusCode, Code] = {
@@ -73,7 +77,7 @@ def connect_error(status: status_pb2.Status) -> ConnectError:
     """The status as a Connect error with the same code, message and details."""
     code = _CODES_BY_NUMBER.get(status.code, Code.UNKNOWN)
     details = [_detail(detail.type_url, detail.value) for detail in status.details]
-    return ConnectError(code, status.message, details)
+    return ConnectError(code, bounded(status.message, MAX_MESSAGE_BYTES), details)
 
 
 def status_of(error: grpc.aio.AioRpcError) -> status_pb2.Status:
@@ -93,7 +97,9 @@ def refusal(
 ) -> ConnectError:
     """A refusal of the web entrypoint's own, shaped like the gateway's: an ErrorInfo, and a
     BadRequest naming `field` for malformed input."""
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata or {})
+    message = bounded(message, MAX_MESSAGE_BYTES)
+    metadata = {key: bounded(value, MAX_DETAIL_BYTES) for key, value in (metadata or {}).items()}
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata)
     details: list[Message] = [info]
     if field is not None:
         violation = error_details_pb2.BadRequest.FieldViolation(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import players, tables, tournament
 
 
@@ -48,9 +48,9 @@ def require_seat_in_game(caller: Caller, game_id: str) -> tables.Seat:
     if caller.table.game_id != game_id:
         raise Rejected(
             "NOT_YOUR_GAME",
-            f"the seat token is not for game {game_id}",
+            f"the seat token is not for game {quoted(game_id)}",
             Kind.PERMISSION_DENIED,
-            {"game_id": game_id},
+            {"game_id": quoted(game_id)},
         )
     return caller.seat
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain.clocks import ClockEvent, ClockSettings
 
 MIN_SEATS, MAX_SEATS = 2, 6
@@ -26,7 +26,7 @@ def checked_rules_profile(name: str, field: str = "options.rules_profile") -> st
     if profile not in RULES_PROFILES:
         raise Rejected(
             "UNKNOWN_RULES_PROFILE",
-            f"there is no rules profile {name!r} (there are {', '.join(RULES_PROFILES)})",
+            f"there is no rules profile {quoted(name)!r} (there are {', '.join(RULES_PROFILES)})",
             Kind.INVALID_ARGUMENT,
             {"field": field},
         )

@@ -8,7 +8,7 @@ import time
 from typing import Protocol
 
 from infra.eventstore import EventStore, NewEvent, VersionConflict
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import players, tables
 from services.lobby.domain.access import Caller
 from services.lobby.shell.credentials import credential_hash, new_credential, new_id, table_of
@@ -47,9 +47,9 @@ class PlayerRepository:
         if not player.exists:
             raise Rejected(
                 "PLAYER_NOT_FOUND",
-                f"no player {player_id!r}",
+                f"no player {quoted(player_id)!r}",
                 Kind.NOT_FOUND,
-                {"player_id": player_id},
+                {"player_id": quoted(player_id)},
             )
         return len(events), player
 
@@ -112,7 +112,9 @@ async def identify(
         raise INVALID from None
     if table_id and table_id != owner:
         raise Rejected(
-            "WRONG_TABLE", f"the credential is not for table {table_id}", Kind.PERMISSION_DENIED
+            "WRONG_TABLE",
+            f"the credential is not for table {quoted(table_id)}",
+            Kind.PERMISSION_DENIED,
         )
     if secrets.compare_digest(digest, table.host_credential_hash):
         return Caller(table=table, table_version=version, is_host=True)

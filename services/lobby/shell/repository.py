@@ -9,7 +9,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from infra.eventstore import EventStore, NewEvent, StoredEvent
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables
 from services.projections.game_summaries import Summary, read_summaries, read_summary
 
@@ -65,6 +65,9 @@ def _folded(table_id: str, events: Sequence[StoredEvent]) -> tables.Table:
     table = tables.fold((e.type, e.payload) for e in events)
     if not table.exists:
         raise Rejected(
-            "TABLE_NOT_FOUND", f"no table {table_id!r}", Kind.NOT_FOUND, {"table_id": table_id}
+            "TABLE_NOT_FOUND",
+            f"no table {quoted(table_id)!r}",
+            Kind.NOT_FOUND,
+            {"table_id": quoted(table_id)},
         )
     return table

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
+from infra.rejection import quoted
 from services.rules.board.errors import Reason, Rejected, Rejection
 from services.rules.board.title import StopKind, Tile, Title
 from services.rules.board.upgrades import Fit, find_fit
@@ -92,7 +93,7 @@ def initial_position(title: Title, *, beginner: bool = False) -> Position:
 
 
 def reject(reason: Reason, message: str, **details: str) -> Rejection:
-    return Rejection(reason, message, details)
+    return Rejection(reason, message, {key: quoted(value) for key, value in details.items()})
 
 
 _SUCCESSOR = "successor"
@@ -124,10 +125,10 @@ def apply_lay(position: Position, hex_: str, tile: str, rotation: int) -> Positi
 def _lay(position: Position, hex_: str, tile: str, rotation: int) -> Position:
     title = position.title
     if hex_ not in title.hexes:
-        raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{hex_} is not on the map", hex=hex_))
+        raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{quoted(hex_)} is not on the map", hex=hex_))
     new = title.tiles.get(tile)
     if new is None:
-        raise Rejected(reject(Reason.UNKNOWN_TILE, f"there is no tile {tile}", tile=tile))
+        raise Rejected(reject(Reason.UNKNOWN_TILE, f"there is no tile {quoted(tile)}", tile=tile))
     if position.supply.get(tile, 0) < 1:
         raise Rejected(
             reject(Reason.TILE_NOT_IN_SUPPLY, f"no tile {tile} is left in the supply", tile=tile)
@@ -188,12 +189,12 @@ def _token(
 ) -> Position:
     title = position.title
     if hex_ not in title.hexes:
-        raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{hex_} is not on the map", hex=hex_))
+        raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{quoted(hex_)} is not on the map", hex=hex_))
     if corporation not in title.corporations:
         raise Rejected(
             reject(
                 Reason.UNKNOWN_CORPORATION,
-                f"there is no corporation {corporation}",
+                f"there is no corporation {quoted(corporation)}",
                 corporation=corporation,
             )
         )

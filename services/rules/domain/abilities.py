@@ -11,7 +11,7 @@ Neither passes anyone's turn.
 
 from __future__ import annotations
 
-from infra.rejection import Rejected
+from infra.rejection import Rejected, quoted
 from services.rules import board
 from services.rules.domain import events as ev
 from services.rules.domain import on_the_board
@@ -114,7 +114,7 @@ def decide(state: GameState, command: PlayerCommand) -> ev.Event:
     company = getattr(command, "company", "")
     raise Rejected(
         "ABILITY_NOT_AVAILABLE",
-        f"{company}'s ability cannot be used so now (its owner, its timing, what it allows: "
-        "rulebook 15)",
-        details={"company": company},
+        f"{quoted(company)}'s ability cannot be used so now (its owner, its timing, what it "
+        "allows: rulebook 15)",
+        details={"company": quoted(company)},
     )

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TypeVar
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
 from services.rules.domain.legal import BidRange, BuyOption, LegalAction, PassOption
@@ -42,7 +42,9 @@ def bid_range(
     """The reservation bids `seat` may place on `company` (a private below the top)."""
     if company not in auction.offer:
         return Rejected(
-            "PRIVATE_NOT_ON_OFFER", f"{company} is not for sale", details={"company": company}
+            "PRIVATE_NOT_ON_OFFER",
+            f"{quoted(company)} is not for sale",
+            details={"company": quoted(company)},
         )
     if company == auction.top:
         return Rejected(
@@ -116,7 +118,7 @@ def _decide_open(state: GameState, auction: PrivateAuction, command: PlayerComma
                 raise Rejected(
                     "NOT_TOPMOST_PRIVATE",
                     f"only the topmost private ({option.company}) can be bought (rulebook 5.2)",
-                    details={"company": company, "topmost": option.company},
+                    details={"company": quoted(company), "topmost": option.company},
                 )
             return ev.PrivateBought(seat=seat, company=company, price=option.price)
         case PlaceBid(seat=seat, company=company, price=price):
@@ -134,7 +136,7 @@ def _decide_closed(state: GameState, closed: ClosedAuction, command: PlayerComma
                 raise Rejected(
                     "CLOSED_AUCTION_UNDER_WAY",
                     f"only {closed.company} can be bid on until its auction ends",
-                    details={"company": company},
+                    details={"company": quoted(company)},
                 )
             _check_bid(_checked(closed_bid_range(state, closed, seat)), price)
             return ev.ClosedAuctionBid(seat=seat, company=company, price=price)

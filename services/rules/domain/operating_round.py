@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import TypeVar
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.rules.domain import events as ev
 from services.rules.domain import on_the_board
 from services.rules.domain.commands import (
@@ -432,8 +432,8 @@ def _decide_ability(
             return ev.AbilityDeclined(company=company, seat=seat)
     raise Rejected(
         "ABILITY_PENDING",
-        f"the seller of {company} may first use its ability, or pass (rulebook 15)",
-        details={"company": company},
+        f"the seller of {quoted(company)} may first use its ability, or pass (rulebook 15)",
+        details={"company": quoted(company)},
     )
 
 
@@ -473,8 +473,8 @@ def _decide_discard(state: GameState, round_: OperatingRound, command: PlayerCom
     if command.corporation != corporation.id or command.train not in corporation.trains:
         raise Rejected(
             "NO_SUCH_TRAIN",
-            f"{corporation.id} has no {command.train}-train to discard",
-            details={"corporation": corporation.id, "train": command.train},
+            f"{corporation.id} has no {quoted(command.train)}-train to discard",
+            details={"corporation": corporation.id, "train": quoted(command.train)},
         )
     return ev.TrainDiscarded(corporation=corporation.id, train=command.train)
 
@@ -487,8 +487,8 @@ def _decide_routes(
         if route.train not in remaining:
             raise Rejected(
                 "TRAIN_NOT_OWNED",
-                f"{corporation.id} has no (other) {route.train}-train to run",
-                details={"train": route.train},
+                f"{corporation.id} has no (other) {quoted(route.train)}-train to run",
+                details={"train": quoted(route.train)},
             )
         remaining.remove(route.train)
         if route.revenue < 0:
@@ -549,9 +549,10 @@ def _decide_train(
             )
     raise Rejected(
         "TRAIN_NOT_AVAILABLE",
-        f"{corporation.id} cannot buy a {command.train}-train from {command.source} now "
+        f"{corporation.id} cannot buy a {quoted(command.train)}-train from "
+        f"{quoted(command.source)} now "
         "(availability, train limit, treasury: rulebook 8.7)",
-        details={"train": command.train, "source": command.source},
+        details={"train": quoted(command.train), "source": quoted(command.source)},
     )
 
 
@@ -592,7 +593,8 @@ def _decide_private(
             if not option.min_price <= command.price <= option.max_price:
                 raise Rejected(
                     "INVALID_PRICE",
-                    f"{command.company} sells for ¥{option.min_price} to ¥{option.max_price}",
+                    f"{quoted(command.company)} sells for ¥{option.min_price} to "
+                    f"¥{option.max_price}",
                     details={"min_price": option.min_price, "max_price": option.max_price},
                 )
             return ev.PrivateSoldToCorporation(
@@ -603,6 +605,7 @@ def _decide_private(
             )
     raise Rejected(
         "PRIVATE_NOT_FOR_SALE",
-        f"{corporation.id} cannot buy {command.company} now (phases 3-4, player-owned: 8.8)",
-        details={"company": command.company},
+        f"{corporation.id} cannot buy {quoted(command.company)} now "
+        "(phases 3-4, player-owned: 8.8)",
+        details={"company": quoted(command.company)},
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.routes.engine.graph import TrackGraph, Train, route_hexes
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import (
@@ -97,8 +97,8 @@ def submission(
         if match is None:
             raise Rejected(
                 "TRAIN_NOT_OWNED",
-                f"{round_.current} has no (other) {route.train}-train to run",
-                details={"train": route.train},
+                f"{round_.current} has no (other) {quoted(route.train)}-train to run",
+                details={"train": quoted(route.train)},
             )
         free.remove((match, route.train))
         if route.connections:
@@ -116,10 +116,14 @@ def priced(command: RunRoutes, graph: TrackGraph, evaluation: Evaluation) -> Run
         where = violation.hex or violation.node or ""
         raise Rejected(
             f"ROUTE_{violation.reason}",
-            f"the {train}-train's route breaks a route rule (8.5.1): {violation.reason}"
-            + (f" at {where}" if where else "")
+            f"the {quoted(train)}-train's route breaks a route rule (8.5.1): {violation.reason}"
+            + (f" at {quoted(where)}" if where else "")
             + (f" ({violation.detail})" if violation.detail else ""),
-            details={"train": train, "hex": violation.hex or "", "node": violation.node or ""},
+            details={
+                "train": quoted(train),
+                "hex": quoted(violation.hex or ""),
+                "node": quoted(violation.node or ""),
+            },
         )
     runs = tuple(
         TrainRun(graph.trains[route.train].name, route_hexes(graph, route), route.revenue)

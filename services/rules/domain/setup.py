@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
 from services.rules.domain.state import GameState
@@ -19,14 +19,14 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
     except FileNotFoundError:
         raise Rejected(
             "UNKNOWN_TITLE",
-            f"no such title {command.title!r}",
+            f"no such title {quoted(command.title)!r}",
             Kind.INVALID_ARGUMENT,
             {"field": "title"},
         ) from None
     if command.rules_profile not in title.profiles:
         raise Rejected(
             "UNKNOWN_RULES_PROFILE",
-            f"{title.name} has no rules profile {command.rules_profile!r}"
+            f"{title.name} has no rules profile {quoted(command.rules_profile)!r}"
             f" (it has {', '.join(sorted(title.profiles))})",
             Kind.INVALID_ARGUMENT,
             {"field": "rules_profile"},

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeVar
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyShare,
@@ -198,7 +198,7 @@ def _share_offer(
     else:
         return Rejected(
             "UNKNOWN_SOURCE",
-            f"shares come from {INITIAL_OFFERING} or {OPEN_MARKET}, not {source!r}",
+            f"shares come from {INITIAL_OFFERING} or {OPEN_MARKET}, not {quoted(source)!r}",
             Kind.INVALID_ARGUMENT,
             {"field": "source"},
         )
@@ -308,9 +308,9 @@ def _find(state: GameState, corporation_id: str) -> Corporation | Rejected:
     except KeyError:
         return Rejected(
             "UNKNOWN_CORPORATION",
-            f"there is no corporation {corporation_id!r}",
+            f"there is no corporation {quoted(corporation_id)!r}",
             Kind.INVALID_ARGUMENT,
-            {"field": "corporation", "corporation": corporation_id},
+            {"field": "corporation", "corporation": quoted(corporation_id)},
         )
 
 

@@ -22,7 +22,7 @@ import msgpack
 from cachetools import LRUCache
 
 from infra.eventstore import Appended, EventStore, NewEvent, StoredEvent, VersionConflict
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.rules.domain import undo
 from services.rules.domain.commands import Command, Undo, command_to_plain
 from services.rules.domain.decide import decide
@@ -175,7 +175,7 @@ class GameRepository:
         if done.fingerprint and done.fingerprint != fingerprint:
             raise Rejected(
                 "COMMAND_ID_REUSED",
-                f"command_id {command_id!r} was already used for a different command",
+                f"command_id {quoted(command_id)!r} was already used for a different command",
                 Kind.INVALID_ARGUMENT,
                 {"field": "command_id", "first_version": done.first},
             )
@@ -266,5 +266,8 @@ class GameRepository:
     def _not_found(game_id: str, version: int | None = None) -> Rejected:
         where = f" at version {version}" if version else ""
         return Rejected(
-            "GAME_NOT_FOUND", f"no game {game_id}{where}", Kind.NOT_FOUND, {"game_id": game_id}
+            "GAME_NOT_FOUND",
+            f"no game {quoted(game_id)}{where}",
+            Kind.NOT_FOUND,
+            {"game_id": quoted(game_id)},
         )

@@ -17,7 +17,7 @@ from infra.deployment_token import RequiresDeploymentToken, required_token
 from infra.eventstore import EventStore, StoredEvent
 from infra.grpc_server import Context, serve
 from infra.observability import observe_process
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.projections.game_summaries import game_changed
 from services.routes import wire
 from services.rules import codec
@@ -105,9 +105,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         except KeyError:
             raise Rejected(
                 "UNKNOWN_CORPORATION",
-                f"there is no corporation {request.corporation!r}",
+                f"there is no corporation {quoted(request.corporation)!r}",
                 Kind.INVALID_ARGUMENT,
-                {"field": "corporation", "corporation": request.corporation},
+                {"field": "corporation", "corporation": quoted(request.corporation)},
             ) from None
         graph = route_pricing.corporation_graph(loaded.state, request.corporation)
         return wire.graph_to_proto(graph)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from infra.grpc_server import Context
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.rules.board import geometry
 from services.rules.board.loader import TITLES_DIR
 from services.rules.board.loader import load_title as load_board
@@ -171,8 +171,8 @@ class TitleServicer(title_pb2_grpc.TitleServiceServicer):
         if name not in self._known:
             raise Rejected(
                 "UNKNOWN_TITLE",
-                f"there is no title {name!r} (known: {', '.join(sorted(self._known))})",
+                f"there is no title {quoted(name)!r} (known: {', '.join(sorted(self._known))})",
                 Kind.NOT_FOUND,
-                {"field": "title", "title": name},
+                {"field": "title", "title": quoted(name)},
             )
         return title_to_proto(name)
