@@ -548,6 +548,41 @@ def test_a_round_starts_only_after_the_previous_one_finished() -> None:
     assert start_round(log.state, 2)[0][0] == "RoundStarted"
 
 
+def test_a_round_is_in_progress_from_its_start_until_its_last_result() -> None:
+    log = created(count=8)
+    assert tournament.in_progress(log.state) is None
+    log.apply(start_round(log.state, 1))
+    assert tournament.in_progress(log.state) == log.state.rounds[0]  # no tables yet
+    assert tournament.in_progress(round_in_progress().state) is not None
+    assert tournament.in_progress(finished_round().state) is None
+
+
+def test_a_round_s_table_ids_follow_from_the_round_as_recorded() -> None:
+    """Every attempt at creating a round's tables names the same ones: derived from the
+    tournament, the round's number and its seed, distinct from any other round's; once
+    assigned, the assigned ones."""
+    log = created(count=8)
+    log.apply(start_round(log.state, 1))
+    first = log.state.rounds[0]
+    ids = tournament.round_table_ids(log.state, first)
+    assert len(ids) == 2 and len(set(ids)) == 2
+    assert all(re.fullmatch(r"t-[0-9a-f]{12}", table_id) for table_id in ids)
+    assert tournament.round_table_ids(fold(log.events), first) == ids  # a replay, another process
+    reseeded = Log()
+    reseeded.apply(log.events[:1])
+    reseeded.apply(start_round(reseeded.state, 2))
+    other_seed = tournament.round_table_ids(reseeded.state, reseeded.state.rounds[0])
+    assert set(other_seed) & set(ids) == set()
+    log.apply(assign_tables(log.state, ids))
+    for table_id in ids:
+        log.apply(record_result(log.state, table_id, seated_at(log, table_id, 100), "bank"))
+    log.apply(start_round(log.state, 1))  # round 2 with round 1's seed: other tables all the same
+    second = tournament.round_table_ids(log.state, log.state.rounds[1])
+    assert set(second) & set(ids) == set()
+    assigned = finished_round().state
+    assert tournament.round_table_ids(assigned, assigned.rounds[0]) == ("a", "b")
+
+
 def test_assign_tables_rejections() -> None:
     fresh = created(count=8).state
     assert rejection(assign_tables, fresh, ["a", "b"]).reason == "ROUND_NOT_STARTED"

@@ -4,6 +4,12 @@ Rejected; `evolve` folds them into a frozen Tournament. Nothing here does I/O, r
 draws randomness: a round's seed comes with the request, and the seating it gives is recorded in
 the event, so a replay never recomputes it.
 
+Starting a round takes several writes to several streams (the round, then each table, then the
+round's table ids), which a crash can cut anywhere. So a round that is not finished is
+`in_progress` and a StartRound finishes it rather than starting another, and the ids of its
+tables (`round_table_ids`) follow from the round as recorded (its number and seed): every
+attempt names the same tables, finds those an earlier one created, and creates the rest.
+
 Table sizes (`table_sizes`). A tournament "in tables of s" seats its n players at ceil(n / s)
 tables, dealt as evenly as possible with the bigger tables first: tables of s, and of s - 1
 where n is not a multiple of s (10 players in tables of 4: 4, 3, 3; 13 players: 4, 3, 3, 3).
@@ -29,6 +35,7 @@ shuffled with the seed, so no standings place always gets seat 1.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import math
 import random
@@ -438,6 +445,29 @@ def start_round(tournament: Tournament, seed: int) -> list[TournamentEvent]:
             },
         )
     ]
+
+
+def in_progress(tournament: Tournament) -> Round | None:
+    """The round a StartRound finishes instead of starting another: the current one, while it
+    has tables without a result (created or not, started or not)."""
+    current = tournament.current_round
+    return current if current is not None and not current.finished else None
+
+
+def round_table_ids(tournament: Tournament, round_: Round) -> tuple[str, ...]:
+    """The lobby's table for each seating slot of `round_`: those assigned, or else the ids its
+    tables are created with, derived from the round as recorded (the seed is drawn by the
+    lobby, so nobody names a table ahead of its round)."""
+    if round_.table_ids:
+        return round_.table_ids
+    return tuple(
+        "t-" + hashlib.sha256(_round_key(tournament, round_, slot)).hexdigest()[:12]
+        for slot in range(len(round_.seating))
+    )
+
+
+def _round_key(tournament: Tournament, round_: Round, slot: int) -> bytes:
+    return f"{tournament.tournament_id}\0{round_.number}\0{round_.seed}\0{slot}".encode()
 
 
 def assign_tables(tournament: Tournament, table_ids: Sequence[str]) -> list[TournamentEvent]:

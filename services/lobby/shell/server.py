@@ -374,11 +374,28 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def StartRound(
         self, request: lobby_pb2.StartRoundRequest, context: Context
     ) -> lobby_pb2.Tournament:
+        """Sent again while a round is in progress (a lost reply, a crash between its
+        writes), it finishes and answers that round, never a second one."""
         caller = await self._caller(context)
-        _version, found, created = await self._tournaments.seat_round(caller, request.tournament_id)
-        for table in created:
-            await self._start(table, len(table.seats) + 1)
+        found, seated = await self._tournaments.seat_round(caller, request.tournament_id)
+        for version, table in seated:
+            await self._start_in_round(table, version)
         return tournament_to_proto(found)
+
+    async def _start_in_round(self, table: tables.Table, version: int) -> None:
+        """Starts a table of a tournament round unless an earlier attempt did; each step is
+        one the next attempt recognises (the game has the table's id, a started table is not
+        started again, watching a clock twice is watching it)."""
+        if not table.started:
+            try:
+                await self._start(table, version)
+                return
+            except VersionConflict:
+                _version, table = await self._tables.load(table.table_id)
+                if not table.started:
+                    raise
+        if table.clock is not None:  # its starter may have stopped short of watching it
+            await watch_clock(self._redis, table.table_id)
 
     async def GetTournament(
         self, request: lobby_pb2.GetTournamentRequest, context: Context

@@ -5,12 +5,15 @@ Handlers raise Rejected; the server's interceptor turns them into statuses.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import secrets
 from typing import cast
 
 from redis.asyncio import Redis
 
+from infra.deployment_token import deployment_token
 from infra.eventstore import EventStore, NewEvent, VersionConflict
 from infra.rejection import Kind, Rejected
 from services.lobby.domain import tables, tournament
@@ -24,6 +27,7 @@ from services.lobby.shell.repository import TableRepository
 from shikoku.v1 import lobby_pb2
 
 SCHEMA = 1
+ATTEMPTS = 5  # appends that lost a race to a concurrent writer, looked at again
 ACTIVE = "tournaments:active"
 SEATING = {
     lobby_pb2.SEATING_METHOD_UNSPECIFIED: "random",
@@ -152,10 +156,14 @@ class Tournaments:
         repo: TournamentRepository,
         tables_repo: TableRepository,
         players_repo: PlayerRepository,
+        secret: bytes | None = None,
     ) -> None:
+        """`secret` keys the rounds' seeds: the deployment's token (a random key for a process
+        on its own; a round records its seed, so only its first write depends on it)."""
         self._repo = repo
         self._tables = tables_repo
         self._players = players_repo
+        self._secret = secret or deployment_token().encode() or secrets.token_bytes(32)
 
     async def create(
         self, caller: Caller, request: lobby_pb2.CreateTournamentRequest
@@ -192,48 +200,109 @@ class Tournaments:
 
     async def seat_round(
         self, caller: Caller, tournament_id: str
-    ) -> tuple[int, tournament.Tournament, list[tables.Table]]:
-        """Records the round's seating and creates its tables (not yet started)."""
-        version, found = await self._repo.load(tournament_id)
-        host_player_id = require_tournament_host(caller, found)
-        found = await self._repo.append(
-            tournament_id, version, tournament.start_round(found, secrets.randbits(32))
-        )
-        version += 1
-        options = await self._repo.options(tournament_id)
-        names = {p.player_id: p.display_name for p in found.players}
-        created = []
+    ) -> tuple[tournament.Tournament, list[tuple[int, tables.Table]]]:
+        """Seats the tournament's next round and creates its tables (not yet started), each
+        with its stream version; or, while a round is in progress, the same for that round:
+        what an earlier attempt cut short (a crash, a lost reply) wrote is found, the rest
+        written, so every attempt ends with one round and the same tables.
+
+        Each write is one atomic append that a later attempt recognises: the round (its seed
+        derived from the tournament and the round's number), each table under the id the round
+        gives it (`tournament.round_table_ids`), then the table ids with the round."""
+        found, host_player_id = await self._round_in_progress(caller, tournament_id)
         current = found.current_round
         assert current is not None
-        for players in current.seating:
-            table_id = new_id("t-")
-            events = tables.create(
-                table_id,
-                len(players),
-                f"{found.name}, round {current.number}",
-                options.beginner_game,
-                True,  # the tournament's draw decided the seat order
-                credential_hash(new_credential(table_id)),
-                undo_allowed=False,
-                host_player_id=host_player_id,
-                tournament_id=tournament_id,
-                clock=clock_settings(options),
-                spectating=spectating(options),
-                rules_profile=options.rules_profile,
-            )
-            for seat, player_id in enumerate(players, start=1):
-                seat_hash = credential_hash(new_credential(table_id))  # players act with theirs
-                events += tables.join(
-                    tables.fold(events), names[player_id], seat, seat_hash, player_id
-                )
-            created.append(await self._tables.append(table_id, 0, events))
-            await self._tables.index(table_id)
-        found = await self._repo.append(
-            tournament_id,
-            version,
-            tournament.assign_tables(found, [table.table_id for table in created]),
+        table_ids = tournament.round_table_ids(found, current)
+        if current.tables_assigned:  # assigned once every table was created
+            return found, [await self._tables.load(table_id) for table_id in table_ids]
+        options = await self._repo.options(tournament_id)
+        seated = [
+            await self._create_table(found, current, slot, table_id, host_player_id, options)
+            for slot, table_id in enumerate(table_ids)
+        ]
+        return await self._assign(tournament_id, table_ids), seated
+
+    async def _create_table(
+        self,
+        found: tournament.Tournament,
+        round_: tournament.Round,
+        slot: int,
+        table_id: str,
+        host_player_id: str,
+        options: lobby_pb2.TableOptions,
+    ) -> tuple[int, tables.Table]:
+        """The table of a seating slot, with its version: created with its players seated in
+        one append, or as an earlier attempt created it (perhaps started since)."""
+        names = {p.player_id: p.display_name for p in found.players}
+        players = round_.seating[slot]
+        events = tables.create(
+            table_id,
+            len(players),
+            f"{found.name}, round {round_.number}",
+            options.beginner_game,
+            True,  # the tournament's draw decided the seat order
+            credential_hash(new_credential(table_id)),
+            undo_allowed=False,
+            host_player_id=host_player_id,
+            tournament_id=found.tournament_id,
+            clock=clock_settings(options),
+            spectating=spectating(options),
+            rules_profile=options.rules_profile,
         )
-        return version + 1, found, created
+        for seat, player_id in enumerate(players, start=1):
+            seat_hash = credential_hash(new_credential(table_id))  # players act with theirs
+            events += tables.join(tables.fold(events), names[player_id], seat, seat_hash, player_id)
+        try:
+            created = (len(events), await self._tables.append(table_id, 0, events))
+        except VersionConflict:
+            created = await self._tables.load(table_id)
+        await self._tables.index(table_id)  # again if an attempt stopped between the two
+        return created
+
+    async def _round_in_progress(
+        self, caller: Caller, tournament_id: str
+    ) -> tuple[tournament.Tournament, str]:
+        """The tournament with a round in progress, started now if none was; and its host."""
+        for attempt in range(1, ATTEMPTS + 1):
+            version, found = await self._repo.load(tournament_id)
+            host_player_id = require_tournament_host(caller, found)
+            if tournament.in_progress(found) is not None:
+                return found, host_player_id
+            seed = self._round_seed(tournament_id, len(found.rounds) + 1)
+            try:
+                started = await self._repo.append(
+                    tournament_id, version, tournament.start_round(found, seed)
+                )
+                return started, host_player_id
+            except VersionConflict:
+                if attempt == ATTEMPTS:
+                    raise
+                # Another StartRound (or a result) came first: look again.
+        raise AssertionError("unreachable")
+
+    async def _assign(
+        self, tournament_id: str, table_ids: tuple[str, ...]
+    ) -> tournament.Tournament:
+        """Records the round's table ids, unless a concurrent attempt has."""
+        for attempt in range(1, ATTEMPTS + 1):
+            version, found = await self._repo.load(tournament_id)
+            current = found.current_round
+            if current is not None and current.tables_assigned:
+                return found
+            try:
+                return await self._repo.append(
+                    tournament_id, version, tournament.assign_tables(found, table_ids)
+                )
+            except VersionConflict:
+                if attempt == ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _round_seed(self, tournament_id: str, number: int) -> int:
+        """The seed of a round's draw: the same for every attempt at starting it, and nobody
+        without the deployment's secret can work it out in advance."""
+        key = f"round seed\0{tournament_id}\0{number}".encode()
+        return int.from_bytes(hmac.new(self._secret, key, hashlib.sha256).digest()[:4], "big")
 
     async def record_finished(self, tournament_id: str) -> bool:
         """Records the result of every finished game of the current round; True if any."""
