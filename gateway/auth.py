@@ -9,7 +9,13 @@ how far behind a spectator watches) is handed to the method through `current_gra
 A grant is remembered for `SHIKOKU_GRANT_SECONDS` (default 5) per credential, permission and
 resource, so a seat playing at machine speed costs the lobby one check every few seconds, not
 one per call: a revoked or replaced credential, or a seat left, is refused by every gateway
-within that time. Refusals are never remembered.
+within that time.
+
+A credential the lobby refuses as UNAUTHENTICATED (unknown, expired or revoked: no such
+credential can become valid again) is remembered, with the lobby's refusal, for
+`SHIKOKU_UNKNOWN_CREDENTIAL_SECONDS` (default 5; at most `SHIKOKU_UNKNOWN_CREDENTIALS_KEPT`,
+10,000): a caller repeating an invented token is answered by the gateway, not the lobby. Other
+refusals (not the caller's seat, not the host) are never remembered: they may change.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from shikoku.v1 import lobby_pb2
 AUTHORIZE_SECONDS = 5.0
 GRANT_SECONDS = float(os.environ.get("SHIKOKU_GRANT_SECONDS", "5"))
 GRANTS_KEPT = int(os.environ.get("SHIKOKU_GRANTS_KEPT", "100000"))
+UNKNOWN_SECONDS = float(os.environ.get("SHIKOKU_UNKNOWN_CREDENTIAL_SECONDS", "5"))
+UNKNOWN_KEPT = int(os.environ.get("SHIKOKU_UNKNOWN_CREDENTIALS_KEPT", "10000"))
 
 Permission = internal_lobby_pb2.Permission
 SIGNED_IN = internal_lobby_pb2.PERMISSION_SIGNED_IN
@@ -140,6 +148,8 @@ class Authorization(Admission):
         credentials: internal_lobby_pb2_grpc.CredentialServiceAsyncStub,
         grant_seconds: float = GRANT_SECONDS,
         grants_kept: int = GRANTS_KEPT,
+        unknown_seconds: float = UNKNOWN_SECONDS,
+        unknown_kept: int = UNKNOWN_KEPT,
     ) -> None:
         self._api_keys = api_keys
         self._credentials = credentials
@@ -148,10 +158,25 @@ class Authorization(Admission):
         self._grants: TTLCache[bytes, dict[tuple[int, str], internal_lobby_pb2.Grant]] | None = (
             TTLCache(grants_kept, grant_seconds) if grant_seconds > 0 else None
         )
+        # Per credential digest, the lobby's UNAUTHENTICATED refusal of it.
+        self._unknown: TTLCache[bytes, Rejected] | None = (
+            TTLCache(unknown_kept, unknown_seconds)
+            if unknown_seconds > 0 and unknown_kept > 0
+            else None
+        )
 
     @property
     def credentials_remembered(self) -> int:
         return len(self._grants) if self._grants is not None else 0
+
+    @property
+    def unknown_remembered(self) -> int:
+        return len(self._unknown) if self._unknown is not None else 0
+
+    def vouches_for(self, token: str) -> bool:
+        """Whether the lobby granted `token` something on this gateway within the grants'
+        lifetime (a real credential, which may have a rate-limit bucket of its own)."""
+        return bool(token) and self._grants is not None and _digest(token) in self._grants
 
     async def admit(self, method: str, request: Any, context: Context) -> None:
         metadata = context.invocation_metadata()
@@ -208,14 +233,23 @@ class Authorization(Admission):
     async def _ask_lobby(
         self, token: str, permission: Permission.ValueType, resource: str
     ) -> internal_lobby_pb2.Grant:
+        digest = _digest(token)
+        if token and self._unknown is not None and (known := self._unknown.get(digest)):
+            raise Rejected(known.reason, known.message, known.kind, known.details)
         request = internal_lobby_pb2.AuthorizeRequest(
             token=token, permission=permission, resource_id=resource
         )
         try:
             return await self._credentials.Authorize(request, timeout=AUTHORIZE_SECONDS)
         except grpc.aio.AioRpcError as error:
-            raise from_rpc_error(error) or Rejected(
-                "LOBBY_UNAVAILABLE",
-                f"credentials cannot be checked now: {error.details()}",
-                Kind.UNAVAILABLE,
-            ) from error
+            refused = from_rpc_error(error)
+            if refused is None:
+                raise Rejected(
+                    "LOBBY_UNAVAILABLE",
+                    f"credentials cannot be checked now: {error.details()}",
+                    Kind.UNAVAILABLE,
+                ) from error
+            # Only a credential sent: for no credential, the answer depends on the permission.
+            if token and refused.kind is Kind.UNAUTHENTICATED and self._unknown is not None:
+                self._unknown[digest] = refused
+            raise refused from error

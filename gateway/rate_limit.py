@@ -1,11 +1,23 @@
-"""Per-credential rate limits at the gateway: a token bucket per caller, kept in Redis so that
+"""Per-caller rate limits at the gateway: a token bucket per caller, kept in Redis so that
 every gateway replica charges the same bucket.
 
-A caller is its bearer credential (hashed; the token itself is never stored) or, without one,
-its IP address. Each call takes one token (a streaming call one, when it starts); a bucket
-holds at most `burst` tokens and refills at `per_second`. Health checks and reflection are free.
-When Redis does not answer, calls go through unlimited: the limiter must never be the reason
-the gateway is down.
+A call is charged before any credential it carries is looked up, so the bucket is chosen from
+what the gateway already knows:
+
+- a bearer credential the lobby has granted something on this gateway lately (an entry of
+  the access check's grant cache, `Authorization.vouches_for`): the credential's own bucket,
+  `ratelimit:{<sha256 of it>}` (the token itself is never stored);
+- any other bearer credential, with a valid API key: the key's bucket, `ratelimit:{key:<key
+  id>}`, shared by every unproven credential sent with that key, so that no more than
+  burst + rate * t such calls of one key reach the lobby in t seconds, however many tokens
+  are made up;
+- no bearer credential, or no valid API key: the client address's bucket,
+  `ratelimit:{anon:<ip>}`.
+
+Each call takes one token (a streaming call one, when it starts); a bucket holds at most `burst`
+tokens and refills at `per_second` (the API key's own limits, when it has them). Health checks
+and reflection are free. When Redis does not answer, calls go through unlimited: the limiter
+must never be the reason the gateway is down.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -121,20 +133,58 @@ def caller_key(
     peer: str,
     trusted_proxies: frozenset[str] = frozenset(),
 ) -> str:
-    """The bucket's key: per credential, or per IP address for calls without one (the address
-    a trusted proxy forwarded for, when the call comes through one: a host in
-    `trusted_proxies`, or our web bridge, which sends the deployment's token)."""
+    """The caller's key: per credential, or per IP address for calls without one (the
+    stream quota's caller; the rate limit's bucket is `bucket_key`)."""
     if token := optional_bearer_token(metadata):
-        caller = hashlib.sha256(token.encode()).hexdigest()
-    else:
-        # gRPC peers look like ipv4:10.0.0.7:51234 or ipv6:[::1]:51234; the port changes with
-        # every connection, so it is left out.
-        kind, _, address = peer.partition(":")
-        host = address.rsplit(":", 1)[0] if kind in ("ipv4", "ipv6") else peer
-        if host in trusted_proxies or carries_token(metadata, deployment_token()):
-            host = _forwarded_for(metadata) or host
-        caller = "anon:" + host
-    return f"ratelimit:{{{caller}}}"
+        return credential_key(token)
+    return address_key(metadata, peer, trusted_proxies)
+
+
+def credential_key(token: str) -> str:
+    return f"ratelimit:{{{hashlib.sha256(token.encode()).hexdigest()}}}"
+
+
+def application_key(key_id: str) -> str:
+    return f"ratelimit:{{key:{key_id}}}"
+
+
+def address_key(
+    metadata: Iterable[tuple[str, str | bytes]] | None,
+    peer: str,
+    trusted_proxies: frozenset[str] = frozenset(),
+) -> str:
+    """The bucket of the caller's IP address: the address a trusted proxy forwarded for, when
+    the call comes through one (a host in `trusted_proxies`, or our web bridge, which sends the
+    deployment's token)."""
+    # gRPC peers look like ipv4:10.0.0.7:51234 or ipv6:[::1]:51234; the port changes with
+    # every connection, so it is left out.
+    kind, _, address = peer.partition(":")
+    host = address.rsplit(":", 1)[0] if kind in ("ipv4", "ipv6") else peer
+    if host in trusted_proxies or carries_token(metadata, deployment_token()):
+        host = _forwarded_for(metadata) or host
+    return f"ratelimit:{{anon:{host}}}"
+
+
+def bucket_key(
+    metadata: Iterable[tuple[str, str | bytes]] | None,
+    peer: str,
+    application: ApiKey | None,
+    vouched: Callable[[str], bool],
+    trusted_proxies: frozenset[str] = frozenset(),
+) -> str:
+    """The bucket a call is charged to, chosen without looking its credential up: its
+    credential's own if `vouched` for it, else its (valid) API key's if it sends a credential,
+    else its address's."""
+    token = optional_bearer_token(metadata)
+    if token and vouched(token):
+        return credential_key(token)
+    if token and application is not None:
+        return application_key(application.key_id)
+    return address_key(metadata, peer, trusted_proxies)
+
+
+def _vouch_for_none(token: str) -> bool:
+    return False
 
 
 def _forwarded_for(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
@@ -193,18 +243,29 @@ class TokenBuckets:
 
 
 class RateLimit(Admission):
-    """Charges every call but health checks and reflection to its caller's bucket, and ends it
-    with RESOURCE_EXHAUSTED (reason RATE_LIMITED, with a RetryInfo) when the bucket is empty."""
+    """Charges every call but health checks and reflection to its bucket (`bucket_key`), and
+    ends it with RESOURCE_EXHAUSTED (reason RATE_LIMITED, with a RetryInfo) when the bucket is
+    empty. `vouched` says which credentials the lobby has accepted lately (by default none:
+    every credential is charged to its API key)."""
 
-    def __init__(self, buckets: TokenBuckets, api_keys: ApiKeys | None = None) -> None:
+    def __init__(
+        self,
+        buckets: TokenBuckets,
+        api_keys: ApiKeys | None = None,
+        vouched: Callable[[str], bool] = _vouch_for_none,
+    ) -> None:
         self._buckets = buckets
         self._api_keys = api_keys
+        self._vouched = vouched
 
     async def admit(self, method: str, request: Any, context: Context) -> None:
         metadata = context.invocation_metadata()
         defaults = self._buckets.limits
-        key = caller_key(metadata, context.peer(), defaults.trusted_proxies)
-        limits = defaults.for_application(await self._application(api_key_from(metadata)))
+        application = await self._application(api_key_from(metadata))
+        key = bucket_key(
+            metadata, context.peer(), application, self._vouched, defaults.trusted_proxies
+        )
+        limits = defaults.for_application(application)
         if (wait := await self._buckets.take(key, limits)) is not None:
             metrics.RATE_LIMITED.inc()
             raise self._buckets.refusal(wait, limits)

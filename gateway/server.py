@@ -306,7 +306,7 @@ class TitleGateway(title_pb2_grpc.TitleServiceServicer):
 
 async def main() -> None:
     from gateway.api_keys import KEYS_REMEMBERED, ApiKeys
-    from gateway.auth import GRANTS_KEPT, Authorization
+    from gateway.auth import GRANTS_KEPT, UNKNOWN_KEPT, Authorization
     from gateway.rate_limit import RateLimit, TokenBuckets
 
     observe_process("gateway")
@@ -346,14 +346,18 @@ async def main() -> None:
             await channel.close(None)
         await redis.aclose()
 
-    # Rate limits first: a flood of bad keys or credentials must not reach the lobby. Both
-    # share one key cache, so a key costs one Redis read per gateway every few seconds.
+    # Rate limits first: a flood of bad keys or credentials must not reach the lobby (a
+    # credential the lobby has not vouched for is charged to its API key's bucket). Both share
+    # one key cache, so a key costs one Redis read per gateway every few seconds.
     api_keys = ApiKeys(redis)
-    rate_limit = RateLimit(TokenBuckets(redis, limits), api_keys)
     authorization = Authorization(
         api_keys, internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
     )
+    rate_limit = RateLimit(TokenBuckets(redis, limits), api_keys, authorization.vouches_for)
     watch_cache("gateway_grants", lambda: authorization.credentials_remembered, GRANTS_KEPT)
+    watch_cache(
+        "gateway_unknown_credentials", lambda: authorization.unknown_remembered, UNKNOWN_KEPT
+    )
     watch_cache("gateway_api_keys", lambda: api_keys.remembered, KEYS_REMEMBERED)
     await serve(
         "gateway",

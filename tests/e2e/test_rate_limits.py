@@ -20,6 +20,7 @@ from shikoku_sdk import ShikokuError, seat_table
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import Client, System, auth
 from tests.e2e.launch import issue_api_key, start_system, stop_system
+from tests.e2e.observing import metrics_urls, scrape, total
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
 
@@ -160,3 +161,53 @@ def test_an_anonymous_caller_cannot_pick_its_bucket_with_x_forwarded_for(client:
             served += 1
     assert served < 30
     assert details(raised.value)[0].reason == "RATE_LIMITED"
+
+
+def lobby_lookups(system: System) -> float:
+    """Credential lookups the lobby has answered (its Authorize calls, every replica)."""
+    return sum(
+        total(scrape(url), "shikoku_rpc_calls_total", method="Authorize")
+        for url in metrics_urls(system.output)["lobby"]
+    )
+
+
+def reasons_of_calls(system: System, api_key: str, tokens: list[str]) -> list[str]:
+    """ListTables with each bearer token in turn: the reason of each refusal ("OK" if served)."""
+    reasons = []
+    with keyed_channel(system.gateway, api_key) as channel:
+        lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
+        for token in tokens:
+            try:
+                lobby.ListTables(lobby_pb2.ListTablesRequest(page_size=1), metadata=auth(token))
+                reasons.append("OK")
+            except grpc.RpcError as error:
+                reasons.append(ShikokuError.from_rpc_error(error).reason)
+    return reasons
+
+
+def test_invented_credentials_are_limited_before_the_lobby_looks_them_up(
+    limited: System,
+) -> None:
+    """Hundreds of calls under one key (2 a second, bursts of 5), each with a made-up token:
+    they share the key's bucket, charged before any lookup, so at most burst + rate * t of
+    them reach the lobby; the rest are refused RATE_LIMITED."""
+    api_key = issue_api_key(limited.redis_url, "inventor")
+    before = lobby_lookups(limited)
+    start = time.monotonic()
+    reasons = reasons_of_calls(limited, api_key, [f"t-{n:012x}~invented" for n in range(300)])
+    elapsed = time.monotonic() - start
+    looked_up = lobby_lookups(limited) - before
+    allowed = 5 + 2 * elapsed
+    assert looked_up <= allowed, (looked_up, elapsed)
+    assert reasons.count("RATE_LIMITED") >= 300 - allowed
+    assert set(reasons) == {"RATE_LIMITED", "INVALID_CREDENTIAL"}
+
+
+def test_a_repeated_invented_credential_is_answered_from_the_negative_cache(
+    limited: System,
+) -> None:
+    api_key = issue_api_key(limited.redis_url, "retrier", "--per-second", "100", "--burst", "100")
+    before = lobby_lookups(limited)
+    reasons = reasons_of_calls(limited, api_key, ["t-000000000000~made-up"] * 30)
+    assert reasons == ["INVALID_CREDENTIAL"] * 30
+    assert lobby_lookups(limited) - before == 1

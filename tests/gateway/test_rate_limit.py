@@ -17,7 +17,8 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
-from gateway.rate_limit import Limits, RateLimit, TokenBuckets, caller_key
+from gateway.api_keys import ApiKey
+from gateway.rate_limit import Limits, RateLimit, TokenBuckets, bucket_key, caller_key
 from infra.grpc_errors import Metadata
 from infra.redis_server import free_port
 
@@ -94,6 +95,16 @@ def test_callers_are_credentials_or_else_ip_addresses() -> None:
     assert caller_key((), "ipv4:127.0.0.1:4000", trusted) == "ratelimit:{anon:127.0.0.1}"
 
 
+def test_a_call_is_charged_to_a_bucket_chosen_without_looking_its_credential_up() -> None:
+    application = ApiKey("k-0123456789ab", "bot", 0, revoked=False)
+    proven = {"alice"}.__contains__
+    alice, bob = auth("alice"), auth("bob")
+    assert bucket_key(alice, PEER, application, proven) == key("alice")  # its own
+    assert bucket_key(bob, PEER, application, proven) == "ratelimit:{key:k-0123456789ab}"
+    assert bucket_key(bob, PEER, None, proven) == "ratelimit:{anon:10.0.0.7}"  # no valid key
+    assert bucket_key((), PEER, application, proven) == "ratelimit:{anon:10.0.0.7}"
+
+
 async def test_limits_can_be_turned_off(redis_client: redis.asyncio.Redis) -> None:
     buckets = TokenBuckets(redis_client, Limits(per_second=0))
     assert await take_all(buckets, key("alice"), 200) == [None] * 200
@@ -142,7 +153,9 @@ async def _repeat(request: bytes, context: Any) -> AsyncIterator[bytes]:
 @pytest.fixture
 async def channel(redis_client: redis.asyncio.Redis) -> AsyncIterator[grpc.aio.Channel]:
     buckets = TokenBuckets(redis_client, Limits(per_second=1, burst=3))
-    server = grpc.aio.server(interceptors=[RateLimit(buckets)])
+    # alice and bob are credentials the lobby has accepted; any other token is unproven.
+    limit = RateLimit(buckets, vouched=lambda token: token in ("alice", "bob"))
+    server = grpc.aio.server(interceptors=[limit])
     server.add_generic_rpc_handlers(
         [
             grpc.method_handlers_generic_handler(
@@ -189,6 +202,20 @@ async def test_a_call_over_the_limit_ends_with_resource_exhausted(
     assert dict(info.metadata) == {"limit_per_second": "1", "burst": "3"}
     assert 0 < delay <= 1
     assert await say(b"hi", metadata=auth("bob")) == b"hi"
+
+
+async def test_unproven_credentials_share_one_bucket(channel: grpc.aio.Channel) -> None:
+    """Tokens the lobby has not vouched for are charged, before anyone looks them up, to one
+    bucket (here, with no API key, the address's): a new token each call gains nothing."""
+    say = channel.unary_unary("/test.Echo/Say", None, None)
+    for call in range(3):
+        assert await say(b"hi", metadata=auth(f"invented-{call}")) == b"hi"
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await say(b"hi", metadata=auth("invented-3"))
+    assert details(raised.value)[0].reason == "RATE_LIMITED"
+    with pytest.raises(grpc.aio.AioRpcError):
+        await say(b"hi")  # the address's bucket, which the invented tokens emptied
+    assert await say(b"hi", metadata=auth("alice")) == b"hi"  # a proven credential's own
 
 
 async def test_a_stream_costs_one_token_at_its_start(channel: grpc.aio.Channel) -> None:

@@ -1,0 +1,173 @@
+"""What a flood of made-up credentials costs the lobby: the gateway's interceptors (rate limit,
+then access check, as gateway/server.py chains them) on a real grpc.aio server, in front of the
+lobby's real credential servicer on another, which counts the lookups that reach it; keys,
+buckets, players and tables in a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+import pytest
+import redis.asyncio
+
+from gateway.api_keys import ApiKeys
+from gateway.auth import Authorization
+from gateway.rate_limit import Limits, RateLimit, TokenBuckets
+from infra.eventstore import EventStore
+from infra.grpc_types import Context
+from infra.interceptors import FailuresAsStatus
+from services.lobby.shell.accounts import PlayerRepository
+from services.lobby.shell.repository import TableRepository
+from services.lobby.shell.server import CredentialServicer, LobbyServicer
+from services.lobby.shell.tournaments_service import TournamentRepository, Tournaments
+from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
+from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
+from shikoku.internal.v1 import rules_pb2_grpc
+from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku_sdk.errors import ShikokuError
+
+pytestmark = pytest.mark.client
+
+#: A public method whose rule needs only the API key; a credential sent is still checked.
+GET_TITLE = "/shikoku.v1.TitleService/GetTitle"
+UNKNOWN_SECONDS = 0.5
+
+
+class CountingCredentials(CredentialServicer):
+    """The lobby's own servicer, counting the lookups that reach it."""
+
+    asked = 0
+
+    async def Authorize(
+        self, request: internal_lobby_pb2.AuthorizeRequest, context: Context
+    ) -> internal_lobby_pb2.Grant:
+        self.asked += 1
+        return await super().Authorize(request, context)
+
+
+@dataclass
+class Gateway:
+    channel: grpc.aio.Channel
+    lobby: lobby_pb2_grpc.LobbyServiceAsyncStub  # the lobby itself, to register players
+    credentials: CountingCredentials
+    keys: ApiKeys
+
+    async def call(self, api_key: str, token: str = "") -> str:
+        """GetTitle through the gateway's interceptors: "OK", or the refusal's reason."""
+        metadata = [("x-api-key", api_key)]
+        if token:
+            metadata.append(("authorization", f"Bearer {token}"))
+        say = self.channel.unary_unary(GET_TITLE, None, None)
+        try:
+            await say(b"", metadata=metadata)
+        except grpc.aio.AioRpcError as error:
+            return ShikokuError.from_rpc_error(error).reason or error.code().name
+        return "OK"
+
+
+async def _title(request: bytes, context: object) -> bytes:
+    return b""
+
+
+@pytest.fixture
+async def gateway(redis_client: redis.asyncio.Redis) -> AsyncIterator[Gateway]:
+    tables = TableRepository(EventStore(redis_client, "table"), redis_client)
+    players = PlayerRepository(EventStore(redis_client, "player"))
+    tournaments_repo = TournamentRepository(EventStore(redis_client, "tournament"), redis_client)
+    credentials = CountingCredentials(tables, players, tournaments_repo)
+    lobby_server = grpc.aio.server(interceptors=[FailuresAsStatus()])
+    internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(credentials, lobby_server)
+    nowhere = grpc.aio.insecure_channel("127.0.0.1:9")  # RegisterPlayer asks no rules
+    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+        LobbyServicer(
+            tables,
+            players,
+            rules_pb2_grpc.RulesServiceStub(nowhere),
+            Tournaments(tournaments_repo, tables, players),
+            redis_client,
+        ),
+        lobby_server,
+    )
+    lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
+    await lobby_server.start()
+    lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
+
+    keys = ApiKeys(redis_client)
+    authorization = Authorization(
+        keys,
+        internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel),
+        unknown_seconds=UNKNOWN_SECONDS,
+    )
+    buckets = TokenBuckets(redis_client, Limits(per_second=50, burst=100))
+    rate_limit = RateLimit(buckets, keys, authorization.vouches_for)
+    server = grpc.aio.server(interceptors=[rate_limit, authorization, FailuresAsStatus()])
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "shikoku.v1.TitleService", {"GetTitle": grpc.unary_unary_rpc_method_handler(_title)}
+            )
+        ]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield Gateway(channel, lobby_pb2_grpc.LobbyServiceStub(lobby_channel), credentials, keys)
+    await server.stop(None)
+    await lobby_channel.close(None)
+    await nowhere.close(None)
+    await lobby_server.stop(None)
+
+
+async def test_invented_credentials_under_one_key_are_limited_before_the_lobby_sees_them(
+    gateway: Gateway,
+) -> None:
+    """Hundreds of calls, each with a new made-up token, under one key of 2 calls a second in
+    bursts of 5: they are charged to the key's bucket before any lookup, so most are refused
+    RATE_LIMITED, and at most burst + rate * t of them cost the lobby a lookup."""
+    _issued, api_key = await gateway.keys.issue("inventor", per_second=2, burst=5)
+    calls = 300
+    start = time.monotonic()
+    reasons: list[str] = []
+    for batch in range(0, calls, 20):
+        tokens = [f"t-000000000000~invented{n}" for n in range(batch, batch + 20)]
+        reasons += await asyncio.gather(*(gateway.call(api_key, token) for token in tokens))
+    elapsed = time.monotonic() - start
+    allowed = 5 + 2 * elapsed
+    assert gateway.credentials.asked <= allowed, (gateway.credentials.asked, elapsed)
+    assert reasons.count("RATE_LIMITED") >= calls - allowed
+    assert set(reasons) == {"RATE_LIMITED", "INVALID_CREDENTIAL"}
+    assert reasons.count("INVALID_CREDENTIAL") == gateway.credentials.asked
+
+
+async def test_a_repeated_unknown_credential_is_answered_by_the_gateway(gateway: Gateway) -> None:
+    _issued, api_key = await gateway.keys.issue("retrier", per_second=1000, burst=1000)
+    invented = "t-000000000000~madeup"
+    reasons = [await gateway.call(api_key, invented) for _ in range(30)]
+    assert reasons == ["INVALID_CREDENTIAL"] * 30
+    assert gateway.credentials.asked == 1  # the 29 others from the negative cache
+    await asyncio.sleep(UNKNOWN_SECONDS + 0.1)
+    assert await gateway.call(api_key, invented) == "INVALID_CREDENTIAL"
+    assert gateway.credentials.asked == 2  # remembered briefly, then asked again
+
+
+async def test_a_proven_credential_keeps_its_own_bucket_while_invented_ones_empty_the_keys(
+    gateway: Gateway,
+) -> None:
+    _issued, api_key = await gateway.keys.issue("shared page", per_second=2, burst=5)
+    player = await gateway.lobby.RegisterPlayer(
+        lobby_pb2.RegisterPlayerRequest(display_name="Real player")
+    )
+    assert await gateway.call(api_key, player.credential) == "OK"  # proven by the lobby now
+    asked = gateway.credentials.asked
+    flood = [await gateway.call(api_key, f"t-000000000000~fake{n}") for n in range(20)]
+    assert "RATE_LIMITED" in flood
+    # The key's bucket is empty; the proven credential is charged to its own, and its grant
+    # is remembered: none of its calls reach the lobby.
+    before_flood_lookups = gateway.credentials.asked
+    assert [await gateway.call(api_key, player.credential) for _ in range(3)] == ["OK"] * 3
+    assert gateway.credentials.asked == before_flood_lookups
+    assert before_flood_lookups - asked <= 5  # the flood's lookups: at most the key's burst
