@@ -11,28 +11,63 @@ Redis replicates asynchronously: a master that dies right after an append may ta
 `Replication(replicas=N)` (`SHIKOKU_REDIS_WAIT_REPLICAS`), an append is acknowledged only once N
 replicas have it (WAIT on the connection that wrote it); when they do not within the timeout,
 the append raises NotReplicated (UNAVAILABLE to the caller), never a silent success, and a retry
-with the same command id is answered from the log without writing twice.
+with the same command id is answered from the log without writing twice (once a replica has it).
+
+A master may have no replica left at all (its own replica was promoted when the master before it
+died, or its replica is down). WAIT would then time out on every append; instead each master's
+good replicas (in sync, acknowledging) are counted with INFO replication, kept a second and
+counted again, so the store knows at once and follows `SHIKOKU_REDIS_NO_REPLICA`: `degrade` (the
+default) accepts appends on the master's write alone and counts them, `refuse` refuses them with
+UNAVAILABLE `NO_REPLICA` before anything is written (the append script counts the replicas
+itself too, so that a count a second old lets nothing through half-confirmed). When a replica is
+back and in sync, the next count finds it and appends wait for it again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
+import time
+import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from datetime import timedelta
+from typing import Any, Literal, cast
 
 import msgpack
 from prometheus_client import Counter
 from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+
+from infra.redis_metrics import SHARDS_WITHOUT_REPLICA, WRITES_WITHOUT_REPLICA
+from infra.rejection import Kind, Rejected
+
+#: A replica counts as one that can confirm writes when it is in sync (`online`) and has
+#: acknowledged within this many seconds (replicas acknowledge every second).
+GOOD_REPLICA_LAG_SECONDS = 5
 
 # KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
 # ARGV: expected version, command id ('' for none), seconds to keep command ids, the command's
-# fingerprint, then one (type, schema version, payload, cause) quadruple per event; an empty
-# cause is not stored. Returns {1, new version} when appended; {0, actual version} on a version
-# conflict (nothing written); {2, first, last, fingerprint} when the command id was applied
-# before (nothing written).
+# fingerprint, the good replicas the master must have (0: not counted), then one (type, schema
+# version, payload, cause) quadruple per event; an empty cause is not stored. Returns {1, new
+# version} when appended; {0, actual version} on a version conflict (nothing written); {2,
+# first, last, fingerprint} when the command id was applied before (nothing written); {3, good
+# replicas} when the master has fewer good replicas than asked (nothing written).
 _APPEND = """
+local need = tonumber(ARGV[5])
+if need > 0 then
+  local good = 0
+  local info = redis.call('INFO', 'replication')
+  for state, lag in string.gmatch(info, 'slave%d+:[^\\r\\n]*state=([%w_]+),[^\\r\\n]*lag=(%d+)') do
+    if state == 'online' and tonumber(lag) <= GOOD_LAG then
+      good = good + 1
+    end
+  end
+  if good < need then
+    return {3, good}
+  end
+end
 local command = ARGV[2]
 if command ~= '' then
   local done = redis.call('HGET', KEYS[2], command)
@@ -54,7 +89,7 @@ if current ~= expected then
   return {0, current}
 end
 local version = current
-for i = 5, #ARGV, 4 do
+for i = 6, #ARGV, 4 do
   version = version + 1
   if ARGV[i + 3] == '' then
     redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2])
@@ -68,7 +103,7 @@ if command ~= '' then
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
 end
 return {1, version}
-"""
+""".replace("GOOD_LAG", str(GOOD_REPLICA_LAG_SECONDS))
 
 # How long a command id is remembered after the game's last command: retries come within
 # seconds; a day covers clients that reconnect much later.
@@ -91,19 +126,35 @@ VERSION_CONFLICTS = Counter(
 Entries = list[tuple[bytes, dict[bytes, bytes]]]
 
 
+NoReplicaPolicy = Literal["degrade", "refuse"]
+NO_REPLICA_POLICIES: tuple[NoReplicaPolicy, ...] = ("degrade", "refuse")
+
+
 @dataclass(frozen=True, slots=True)
 class Replication:
-    """How many replicas must confirm an event append before it is acknowledged, and how long
-    to wait for them (`SHIKOKU_REDIS_WAIT_REPLICAS`, `SHIKOKU_REDIS_WAIT_MS`)."""
+    """How many replicas must confirm an event append before it is acknowledged, how long to
+    wait for them, and what a master with fewer good replicas than that does with an append
+    (`SHIKOKU_REDIS_WAIT_REPLICAS`, `SHIKOKU_REDIS_WAIT_MS`, `SHIKOKU_REDIS_NO_REPLICA`):
+    `degrade` accepts it on the master's write (and the replicas it has), `refuse` refuses it
+    with NO_REPLICA, writing nothing."""
 
     replicas: int = 0
     timeout_ms: int = 1_000
+    no_replica: NoReplicaPolicy = "degrade"
+
+    def __post_init__(self) -> None:
+        if self.no_replica not in NO_REPLICA_POLICIES:
+            raise ValueError(f"no_replica is one of {NO_REPLICA_POLICIES}, not {self.no_replica!r}")
 
     @classmethod
     def from_env(cls) -> Replication:
+        policy = os.environ.get("SHIKOKU_REDIS_NO_REPLICA", "degrade").strip().lower()
+        if policy not in NO_REPLICA_POLICIES:
+            raise SystemExit(f"SHIKOKU_REDIS_NO_REPLICA is degrade or refuse, not {policy!r}")
         return cls(
             int(os.environ.get("SHIKOKU_REDIS_WAIT_REPLICAS", "0")),
             int(os.environ.get("SHIKOKU_REDIS_WAIT_MS", "1000")),
+            policy,
         )
 
 
@@ -126,6 +177,124 @@ class NotReplicated(Exception):
         self.stream = stream
         self.wanted = wanted
         self.confirmed = confirmed
+
+
+class NoReplica(Rejected):
+    """Under the `refuse` policy, the stream's master has fewer good replicas than an append
+    must be confirmed by: UNAVAILABLE `NO_REPLICA`, at once. `written`: the append reached the
+    master before its replica was lost (it is not acknowledged; a retry with the same command id
+    is answered from the log once a replica has it); otherwise nothing was written."""
+
+    def __init__(self, stream: str, wanted: int, replicas: int, written: bool = False) -> None:
+        what = "the write may be on the master alone" if written else "nothing was written"
+        super().__init__(
+            "NO_REPLICA",
+            f"the game store's shard has {replicas} of the {wanted} replicas a write must reach, "
+            f"and refuses writes until one is back ({what}); retry with the same command id",
+            Kind.UNAVAILABLE,
+            {"replicas": replicas, "wanted": wanted},
+            retry_after=timedelta(seconds=RECOUNT_SECONDS),
+        )
+        self.stream = stream
+        self.written = written
+
+
+#: How long a count of a master's good replicas is used before the next append to it counts
+#: them again.
+RECOUNT_SECONDS = 1.0
+#: How long a count stays in `shikoku_redis_shards_without_replica` when no append to that
+#: master makes it again.
+REPORTED_SECONDS = 15.0
+_SLAVE_LINE = re.compile(r"^slave\d+$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Count:
+    replicas: int
+    at: float
+
+
+class ReplicaCounts:
+    """The good replicas of each master the store writes to, as INFO replication last showed
+    them (or the append script counted them), counted again once the count is
+    `RECOUNT_SECONDS` old or a WAIT came back short. One count of a master is made at a time."""
+
+    def __init__(self, redis: Redis | RedisCluster, wanted: int) -> None:
+        self._redis = redis
+        self.wanted = wanted
+        self._counts: dict[str, _Count] = {}
+        self._counting: dict[str, asyncio.Task[int]] = {}
+        _ALL_COUNTS.add(self)
+
+    async def replicas(self, node: ClusterNode | None, fresh: bool = False) -> int:
+        """The master's good replicas: the last count while it is under `RECOUNT_SECONDS` old
+        (and not `fresh`), else a new one (one INFO, shared by the appends that ask meanwhile)."""
+        name = "" if node is None else node.name
+        count = self._counts.get(name)
+        if count is None or fresh or time.monotonic() - count.at >= RECOUNT_SECONDS:
+            return await asyncio.shield(self._start(name, node))
+        return count.replicas
+
+    def note(self, node: ClusterNode | None, replicas: int) -> None:
+        """What the append script counted on the master itself."""
+        self._counts["" if node is None else node.name] = _Count(replicas, time.monotonic())
+
+    def without_replica(self, now: float) -> set[str]:
+        """The masters last counted, within `REPORTED_SECONDS`, with fewer than wanted."""
+        return {
+            name
+            for name, count in list(self._counts.items())
+            if count.replicas < self.wanted and now - count.at < REPORTED_SECONDS
+        }
+
+    def _start(self, name: str, node: ClusterNode | None) -> asyncio.Task[int]:
+        task = self._counting.get(name)
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            task = self._counting[name] = asyncio.create_task(self._counted(name, node))
+            # Retrieved, so that a count whose every waiter was cancelled logs no warning.
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return task
+
+    async def _counted(self, name: str, node: ClusterNode | None) -> int:
+        try:
+            if node is None:
+                info = await self._redis.execute_command("INFO", "replication")
+            else:
+                info = await self._redis.execute_command("INFO", "replication", target_nodes=node)
+            replicas = good_replicas(cast(Mapping[str, Any], info))
+            self._counts[name] = _Count(replicas, time.monotonic())
+            return replicas
+        finally:
+            if self._counting.get(name) is asyncio.current_task():
+                del self._counting[name]
+
+
+def good_replicas(info: Mapping[str, Any]) -> int:
+    """The replicas in an INFO replication reply (as redis-py parses it) that are in sync and
+    acknowledged within `GOOD_REPLICA_LAG_SECONDS`: the ones that can confirm a write now."""
+    return sum(
+        1
+        for key, value in info.items()
+        if _SLAVE_LINE.match(str(key))
+        and isinstance(value, Mapping)
+        and value.get("state") == "online"
+        and int(value.get("lag", 0)) <= GOOD_REPLICA_LAG_SECONDS
+    )
+
+
+_ALL_COUNTS: weakref.WeakSet[ReplicaCounts] = weakref.WeakSet()
+
+
+def _shards_without_replica() -> float:
+    """For the gauge, when scraped: masters some store of this process last found short."""
+    now = time.monotonic()
+    found: set[str] = set()
+    for counts in list(_ALL_COUNTS):
+        found |= counts.without_replica(now)
+    return float(len(found))
+
+
+SHARDS_WITHOUT_REPLICA.set_function(_shards_without_replica)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +352,7 @@ class EventStore:
         self._kind = kind
         self._append = redis.register_script(_APPEND)
         self._replication = Replication.from_env() if replication is None else replication
+        self._counts = ReplicaCounts(redis, self._replication.replicas)
 
     def key(self, aggregate_id: str) -> str:
         return stream_key(self._kind, aggregate_id)
@@ -216,7 +386,8 @@ class EventStore:
         """As `append`, and a `command_id` already applied is not applied again: the versions
         it wrote then come back, marked duplicate (checked before the expected version), with
         the `fingerprint` (of the command, say) stored alongside the command id then."""
-        args: list[Any] = [expected_version, command_id, COMMAND_ID_SECONDS, fingerprint]
+        # ARGV[5], the good replicas the script must find, is set by _append_replicated.
+        args: list[Any] = [expected_version, command_id, COMMAND_ID_SECONDS, fingerprint, 0]
         for index, event in enumerate(events):
             stored_cause = msgpack.packb(dict(cause)) if cause is not None and index == 0 else b""
             args += [
@@ -245,19 +416,88 @@ class EventStore:
 
     async def _append_replicated(self, keys: list[str], args: list[Any]) -> Any:
         """The append script, then WAIT, on one connection (a pipeline): WAIT counts the
-        replicas that have this connection's writes."""
-        wanted, timeout_ms = self._replication.replicas, self._replication.timeout_ms
+        replicas that have this connection's writes. A master known to have fewer good
+        replicas than wanted is written to without WAIT (`degrade`) or not at all (`refuse`)."""
+        wanted, refuse = self._replication.replicas, self._replication.no_replica == "refuse"
+        node = self._node(keys[0])
+        replicas = await self._counts.replicas(node)
+        if replicas < wanted:
+            if refuse:
+                WRITES_WITHOUT_REPLICA.labels("refused").inc()
+                raise NoReplica(keys[0], wanted, replicas)
+            if replicas == 0:
+                reply = await self._append(keys=keys, args=args)
+                if reply[0] != 0:
+                    WRITES_WITHOUT_REPLICA.labels("degraded").inc()
+                return reply
+        # Under `refuse` the script counts the replicas itself before it writes anything.
+        target = min(wanted, replicas)
+        args[4] = wanted if refuse else 0
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.eval(_APPEND, len(keys), *keys, *args)
-            if isinstance(self._redis, RedisCluster):
-                node = self._redis.get_node_from_key(keys[0])
-                pipe.execute_command("WAIT", wanted, timeout_ms, target_nodes=node)
-            else:
-                pipe.execute_command("WAIT", wanted, timeout_ms)
+            self._wait(pipe, node, target)
             reply, confirmed = await pipe.execute()
-        if int(confirmed) < wanted and reply[0] != 0:
-            raise NotReplicated(keys[0], wanted, int(confirmed))
+        if reply[0] == 3:  # refused by the script: nothing written
+            self._counts.note(node, int(reply[1]))
+            WRITES_WITHOUT_REPLICA.labels("refused").inc()
+            raise NoReplica(keys[0], wanted, int(reply[1]))
+        if reply[0] != 0:
+            await self._confirmed(keys[0], node, target, int(confirmed))
         return reply
+
+    async def _confirmed(
+        self, key: str, node: ClusterNode | None, target: int, confirmed: int
+    ) -> None:
+        """Whether a write that `confirmed` replicas have, of the `target` waited for, may be
+        acknowledged: yes when enough did; when they did not, the master's replicas are counted
+        again, and if they are still there (lagging) it is NotReplicated, and if they are gone
+        the policy decides (the write is on the master: `refuse` leaves it unacknowledged)."""
+        wanted = self._replication.replicas
+        if confirmed >= target:
+            if target < wanted:
+                WRITES_WITHOUT_REPLICA.labels("degraded").inc()
+            return
+        replicas = await self._counts.replicas(node, fresh=True)
+        if replicas >= target:
+            raise NotReplicated(key, wanted, confirmed)
+        if self._replication.no_replica == "refuse":
+            WRITES_WITHOUT_REPLICA.labels("refused").inc()
+            raise NoReplica(key, wanted, replicas, written=True)
+        WRITES_WITHOUT_REPLICA.labels("degraded").inc()
+
+    def _node(self, key: str) -> ClusterNode | None:
+        """The master that serves `key` (None for one Redis server)."""
+        if isinstance(self._redis, RedisCluster):
+            return self._redis.get_node_from_key(key)
+        return None
+
+    def _wait(self, pipe: Any, node: ClusterNode | None, replicas: int) -> None:
+        if node is None:
+            pipe.execute_command("WAIT", replicas, self._replication.timeout_ms)
+        else:
+            pipe.execute_command("WAIT", replicas, self._replication.timeout_ms, target_nodes=node)
+
+    async def _replicated(self, commands_key: str) -> None:
+        """Makes sure what a command id wrote is on the replicas before it is answered as
+        applied: a write that came back NotReplicated (or NO_REPLICA) is on the master alone,
+        and its retry must not be acknowledged before the append itself would have been. A
+        write to the command ids' hash, then WAIT (replication is in order, so a replica that
+        has it has the original append); the same policy when the master has no replica."""
+        wanted = self._replication.replicas
+        node = self._node(commands_key)
+        replicas = await self._counts.replicas(node)
+        if replicas < wanted and self._replication.no_replica == "refuse":
+            WRITES_WITHOUT_REPLICA.labels("refused").inc()
+            raise NoReplica(commands_key, wanted, replicas)
+        target = min(wanted, replicas)
+        if target == 0:  # `degrade`, and no replica to wait for
+            await self._confirmed(commands_key, node, 0, 0)
+            return
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.expire(commands_key, COMMAND_ID_SECONDS)
+            self._wait(pipe, node, target)
+            _expired, confirmed = await pipe.execute()
+        await self._confirmed(commands_key, node, target, int(confirmed))
 
     async def applied(self, aggregate_id: str, command_id: str) -> Appended | None:
         """The versions a command id wrote, if it has been applied (and not yet forgotten)."""
@@ -266,6 +506,8 @@ class EventStore:
         )
         if done is None:
             return None
+        if self._replication.replicas:
+            await self._replicated(self.commands_key(aggregate_id))
         first, last, *fingerprint = done.decode().split(":", 2)  # no fingerprint: stored earlier
         return Appended(int(first), int(last), duplicate=True, fingerprint="".join(fingerprint))
 

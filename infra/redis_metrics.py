@@ -6,6 +6,10 @@ The clients' own methods are wrapped, as OpenTelemetry's Redis instrumentation d
 client is measured however it was made. A pipeline counts as one call, `PIPELINE`. A blocking
 read (XREAD BLOCK) is timed too: it waits for news by design, so dashboards leave XREAD out
 of latencies.
+
+Besides, what the event store (infra/eventstore.py) knows of the masters it writes to when
+appends must be confirmed by replicas: how many masters it last found without the replicas
+wanted, and the writes it accepted anyway or refused for that (`SHIKOKU_REDIS_NO_REPLICA`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline
@@ -33,6 +37,19 @@ REDIS_ERRORS = Counter(
     "Redis commands that failed, by command and error (ConnectionError, TimeoutError, ...)",
     ["command", "error"],
 )
+SHARDS_WITHOUT_REPLICA = Gauge(
+    "shikoku_redis_shards_without_replica",
+    "Redis masters (shards) this process last found, within 15 s, with fewer good replicas "
+    "than SHIKOKU_REDIS_WAIT_REPLICAS asks an append to reach (0 when no replica is asked for)",
+)
+WRITES_WITHOUT_REPLICA = Counter(
+    "shikoku_redis_writes_without_replica",
+    "Event appends to a master with fewer good replicas than wanted: degraded (acknowledged "
+    "on the master's write and the replicas it has) or refused (NO_REPLICA)",
+    ["outcome"],
+)
+for _outcome in ("degraded", "refused"):
+    WRITES_WITHOUT_REPLICA.labels(_outcome)
 
 Method = Callable[..., Awaitable[Any]]
 _WRAPPED = "_shikoku_timed"
