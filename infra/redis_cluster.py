@@ -248,6 +248,30 @@ class EmbeddedRedisCluster:
         if wait:
             self._wait_settled(deadline, links=True)
 
+    def exited(self) -> dict[int, int]:
+        """Port -> exit status (negative: the signal) of every node whose process has ended."""
+        return {
+            node.port: code
+            for node in self._nodes
+            if node.process is not None and (code := node.process.poll()) is not None
+        }
+
+    def replaced(self, port: int) -> bool:
+        """Whether the node on `port`, which is down, may be restarted without loss: every
+        running node sees it serving no slots (a replica, or a master whose replica took over).
+        Nothing is persisted, so a master restarted before that would serve its slots empty,
+        and its replica would copy the empty data set."""
+        node = self._node(port)
+        try:
+            for other in self._nodes:
+                if other.running:
+                    entry = _cluster_nodes(other.port).get(node.node_id)
+                    if entry is None or entry.slots:
+                        return False
+        except redis.RedisError:
+            return False
+        return True
+
     def wait_for_failover(self, old_master_port: int, timeout: float = 15.0) -> int:
         """Waits until a replica serves the slots of the master `kill()` stopped on
         `old_master_port`, every running node reports `cluster_state:ok`, and they all agree

@@ -43,6 +43,12 @@ class EmbeddedRedis:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    @property
+    def exit_code(self) -> int | None:
+        """The redis-server's exit status once it has ended by itself (negative: the signal
+        that ended it); None while it runs or before it starts. `start()` starts it again."""
+        return self._process.poll() if self._process else None
+
     def start(self, timeout: float = 10.0) -> EmbeddedRedis:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
