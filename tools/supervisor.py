@@ -2,9 +2,15 @@
 
 Starts the embedded Redis (unless REDIS_URL is set) — or with `--cluster` an embedded Redis
 Cluster of three masters with a replica each — then rules, routes, lobby, gateway and web, each
-waiting for the previous to listen; stops them all, in reverse order, on Ctrl-C/SIGTERM or as
-soon as one of them dies. With `replicas` > 1, every service but the web bridge runs that many
-processes, each on a port of its own, and every caller balances over all of them.
+waiting for the previous to listen; stops them all, in reverse order, on Ctrl-C/SIGTERM. With
+`replicas` > 1, every service but the web bridge runs that many processes, each on a port of its
+own, and every caller balances over all of them.
+
+While it runs, `Keeper` starts again on its own address every process that dies, after a delay
+that doubles while it keeps dying (`Backoff`), and says so in one line; the others go on
+serving. A node of the embedded cluster is started again too (a master only once a replica has
+taken its place), and the embedded Redis when it is `--durable`; without `--durable` its data
+died with it, so the system stops, saying why.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import quote
@@ -40,6 +46,13 @@ SERVICES = (
 # The web bridge is one process (an HTTP front end; put a load balancer before several).
 SINGLE = {"web"}
 START_TIMEOUT_SECONDS = 30.0
+# How `shikoku run` restarts a process that died (Backoff): after half a second, doubling while
+# it keeps dying up to half a minute; once it has stayed up a minute, half a second again.
+RESTART_FIRST_SECONDS = 0.5
+RESTART_CAP_SECONDS = 30.0
+RESTART_STEADY_SECONDS = 60.0
+# How often `shikoku run` looks for a process that died.
+WATCH_SECONDS = 0.1
 _output_lock = threading.Lock()
 
 
@@ -60,6 +73,7 @@ class ServiceProcess:
         log: TextIO | None = None,
         listen: str = "",
         metrics: str = "",
+        label: str = "",
     ) -> None:
         self.name = name
         self.module = module
@@ -69,7 +83,13 @@ class ServiceProcess:
         self.listen = listen
         #: Where it serves /metrics.
         self.metrics = metrics
+        #: What the supervisor calls it: the service's name, numbered when it runs as several
+        #: processes (`rules-2`).
+        self.label = label or name
         self.listening = threading.Event()
+        #: The address it said it listens on, once it has.
+        self.address = ""
+        self.started_at = time.monotonic()
         own = {f"SHIKOKU_{name.upper()}_LISTEN_ADDR": listen} if listen else {}
         if metrics:
             own[metrics_setting(name)] = metrics
@@ -86,6 +106,7 @@ class ServiceProcess:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             if line.startswith(f"{self.name} listening on "):
+                self.address = line.rstrip().rpartition(" ")[2]
                 self.listening.set()
                 if self.name == "gateway":
                     say(line.rstrip(), self.log)
@@ -93,7 +114,13 @@ class ServiceProcess:
             if line.startswith("{"):  # a JSON log line names its process itself
                 say(line.rstrip(), self.log)
                 continue
-            say(f"[{self.name}] {line.rstrip()}", self.log)
+            say(f"[{self.label}] {line.rstrip()}", self.log)
+
+    def again(self) -> ServiceProcess:
+        """A new process of the same service, on the same addresses (not waited for)."""
+        return ServiceProcess(
+            self.name, self.module, self.env, self.log, self.listen, self.metrics, self.label
+        )
 
     def wait_listening(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -146,6 +173,7 @@ class System:
         self.redis: EmbeddedRedis | None = None
         self.redis_cluster: EmbeddedRedisCluster | None = None
         self.services: list[ServiceProcess] = []
+        self.started_at = time.monotonic()
         # A key for trying the system out, issued when it runs on a Redis of its own.
         self.api_key = ""
 
@@ -182,17 +210,20 @@ class System:
         return f"http://{host}:{port}/{key}"
 
     def start(self) -> System:
+        self.started_at = time.monotonic()
         # The secret the processes of this system share (infra/deployment_token.py).
         self.env.setdefault(DEPLOYMENT_TOKEN, secrets.token_urlsafe(32))
         if "REDIS_URL" not in self.env:
             self._start_redis()
         listens = self._spread_replicas()
         for name, module in SERVICES:
-            for n, listen in enumerate(listens.get(name, [""])):
+            own = listens.get(name, [""])
+            for n, listen in enumerate(own):
                 metrics = (n == 0 and self.env.get(metrics_setting(name))) or (
                     f"127.0.0.1:{free_port()}"
                 )
-                service = ServiceProcess(name, module, self.env, self.log, listen, metrics)
+                label = f"{name}-{n + 1}" if len(own) > 1 else name
+                service = ServiceProcess(name, module, self.env, self.log, listen, metrics, label)
                 self.services.append(service)
                 service.wait_listening()
                 say(f"{name} metrics on http://{metrics}/metrics", self.log)
@@ -249,9 +280,7 @@ class System:
     def restart(self, service: ServiceProcess) -> ServiceProcess:
         """Kills `service` (SIGKILL) and starts it again on its own address."""
         service.kill()
-        again = ServiceProcess(
-            service.name, service.module, service.env, self.log, service.listen, service.metrics
-        )
+        again = service.again()
         self.services[self.services.index(service)] = again
         again.wait_listening()
         return again
@@ -284,6 +313,148 @@ class System:
 _DEFAULT_ADDRESSES = dataclasses.asdict(Addresses.from_env())
 
 
+@dataclasses.dataclass
+class Backoff:
+    """How long to wait before starting a process again that died: `first`, then twice the last
+    delay each time it dies again, up to `cap`; a death after it stayed up `steady` seconds
+    waits `first` again."""
+
+    first: float = RESTART_FIRST_SECONDS
+    cap: float = RESTART_CAP_SECONDS
+    steady: float = RESTART_STEADY_SECONDS
+    _next: float | None = dataclasses.field(default=None, init=False, repr=False)
+
+    def after(self, uptime: float) -> float:
+        """The delay before the next start, for a process that died after `uptime` seconds."""
+        if self._next is None or uptime >= self.steady:
+            self._next = self.first
+        delay = self._next
+        self._next = min(delay * 2, self.cap)
+        return delay
+
+
+def exit_status(code: int) -> str:
+    """A process's exit status as people read it: `signal 9`, `code 1`."""
+    return f"signal {-code}" if code < 0 else f"code {code}"
+
+
+class Keeper:
+    """Keeps a started System running: `check()`, called every WATCH_SECONDS from the thread
+    that stops the system, starts again each process that died, on its own addresses, after its
+    Backoff delay, saying so in one line; never once `stopping` is set.
+
+    Redis: a node of the embedded cluster is started again the same way, a master only once a
+    replica serves its slots (EmbeddedRedisCluster.replaced). The embedded Redis is started
+    again when it is durable (its append-only file has every acknowledged write); when it is
+    not, its data is gone and `check()` returns why the system must stop."""
+
+    def __init__(
+        self,
+        system: System,
+        stopping: threading.Event,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.system = system
+        self.stopping = stopping
+        self._clock = clock
+        self._backoffs: dict[str, Backoff] = {}
+        #: What is down (a label) -> when to start it again.
+        self._due: dict[str, float] = {}
+        #: When each Redis process (a label) was last started.
+        self._redis_started: dict[str, float] = {}
+        #: Restarted processes not yet listening.
+        self._returning: list[ServiceProcess] = []
+        #: Masters whose restart waits for a replica to take over (said once each).
+        self._waiting: set[str] = set()
+
+    def check(self) -> str | None:
+        """One look at every process; why the system must stop, or None."""
+        now = self._clock()
+        for index, service in enumerate(self.system.services):
+            code = service.process.poll()
+            if code is None or self.stopping.is_set():
+                continue
+            if service.label not in self._due:
+                self._died(service.label, code, now - service.started_at, now)
+            elif now >= self._due[service.label]:
+                del self._due[service.label]
+                self.system.services[index] = again = service.again()
+                self._returning.append(again)
+        for service in list(self._returning):
+            if service.listening.is_set():
+                self._returning.remove(service)
+                say(
+                    f"{service.label} is back on {service.address} (pid {service.process.pid})",
+                    self.system.log,
+                )
+            elif service.process.poll() is not None:
+                self._returning.remove(service)
+        if self.system.redis is not None:
+            return self._check_redis(self.system.redis, now)
+        if self.system.redis_cluster is not None:
+            self._check_cluster(self.system.redis_cluster, now)
+        return None
+
+    def _died(self, label: str, code: int, uptime: float, now: float) -> None:
+        delay = self._backoffs.setdefault(label, Backoff()).after(uptime)
+        self._due[label] = now + delay
+        say(f"{label} exited ({exit_status(code)}); restarting in {delay:g} s", self.system.log)
+
+    def _check_redis(self, redis: EmbeddedRedis, now: float) -> str | None:
+        label = "redis"
+        code = redis.exit_code
+        if code is None or self.stopping.is_set():
+            return None
+        if not redis.durable:
+            return (
+                f"redis exited ({exit_status(code)}); it held the games in memory only, so they "
+                "are gone: stopping everything (shikoku run --durable keeps them on disk)"
+            )
+        if label not in self._due:
+            uptime = now - self._redis_started.get(label, self.system.started_at)
+            self._died(label, code, uptime, now)
+        elif now >= self._due[label]:
+            del self._due[label]
+            self._redis_started[label] = now
+            try:
+                redis.start()
+            except RuntimeError as error:
+                say(f"redis did not start again: {error}", self.system.log)
+                return None
+            say(f"redis is back on 127.0.0.1:{redis.port}", self.system.log)
+        return None
+
+    def _check_cluster(self, cluster: EmbeddedRedisCluster, now: float) -> None:
+        for port, code in cluster.exited().items():
+            label = f"redis node {port}"
+            if self.stopping.is_set():
+                return
+            if label not in self._due:
+                uptime = now - self._redis_started.get(label, self.system.started_at)
+                self._died(label, code, uptime, now)
+                continue
+            if now < self._due[label]:
+                continue
+            if not cluster.replaced(port):
+                if label not in self._waiting:
+                    self._waiting.add(label)
+                    say(
+                        f"{label} served slots: waiting for its replica to take them over "
+                        "before starting it again (it would come back empty)",
+                        self.system.log,
+                    )
+                continue
+            self._waiting.discard(label)
+            del self._due[label]
+            self._redis_started[label] = now
+            try:
+                cluster.restart(port, wait=False)
+            except RuntimeError as error:
+                say(f"{label} did not start again: {error}", self.system.log)
+                continue
+            say(f"{label} is back", self.system.log)
+
+
 def run(
     durable: bool = False, data_dir: Path | None = None, cluster: bool = False, replicas: int = 1
 ) -> int:
@@ -297,9 +468,10 @@ def run(
         system.start()
         say(f"browser: {system.browser_address}")
         say("all services running; Ctrl-C stops them")
-        while not stop.wait(0.5):
-            if (dead := system.failed()) is not None:
-                say(f"{dead.name} exited with code {dead.process.returncode}")
+        keeper = Keeper(system, stop)
+        while not stop.wait(WATCH_SECONDS):
+            if (fatal := keeper.check()) is not None:
+                say(fatal)
                 return 1
         return 0
     except RuntimeError as error:

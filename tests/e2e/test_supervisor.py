@@ -1,0 +1,222 @@
+"""`shikoku run` survives one of its processes dying: the supervisor starts it again on its own
+address, after a delay that doubles while it keeps failing, says so in one line, and the
+others go on serving; Ctrl-C still stops everything. Real processes (`shikoku run`, its
+children found in the process table), real sockets, real games through the gateway."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterator
+
+import psutil
+import pytest
+
+from shikoku_sdk import Client, RandomPlayer, seat_table
+from tests.e2e.api import System
+from tests.e2e.launch import start_system, stop_system
+from tools.health import check
+from tools.supervisor import Backoff, exit_status
+
+RULES = "services.rules.shell.server"
+# Limits far above what a few bot moves need (the defaults would slow the bots down).
+FAST = {"SHIKOKU_RATE_PER_SECOND": "10000", "SHIKOKU_RATE_BURST": "10000"}
+# A restarted process is a new Python interpreter importing grpc and the rules: a second or
+# two on a loaded 2-core machine; this leaves room for much worse.
+BACK_SECONDS = 20.0
+
+
+# -- the delays, as a pure policy ------------------------------------------------------------
+
+
+def test_the_delay_doubles_while_a_process_keeps_dying_up_to_the_cap() -> None:
+    backoff = Backoff(first=0.5, cap=30.0, steady=60.0)
+    delays = [backoff.after(uptime=1.0) for _ in range(9)]
+    assert delays == [0.5, 1, 2, 4, 8, 16, 30, 30, 30]
+
+
+def test_a_process_that_stayed_up_a_while_starts_from_the_first_delay_again() -> None:
+    backoff = Backoff(first=0.5, cap=30.0, steady=60.0)
+    assert [backoff.after(1.0) for _ in range(4)] == [0.5, 1, 2, 4]
+    assert backoff.after(uptime=59.0) == 8
+    assert backoff.after(uptime=60.0) == 0.5
+    assert backoff.after(uptime=0.2) == 1
+
+
+def test_exit_statuses_read_as_signals_or_codes() -> None:
+    assert exit_status(-9) == "signal 9"
+    assert exit_status(1) == "code 1"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def wait_for(what: str, found: Callable[[], object], timeout: float = BACK_SECONDS) -> object:
+    deadline = time.monotonic() + timeout
+    while not (result := found()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout} s: {what}")
+        time.sleep(0.05)
+    return result
+
+
+def lines(system: System) -> list[str]:
+    return [line.rstrip("\n") for line in list(system.output)]
+
+
+def line_matching(system: System, pattern: str, timeout: float = BACK_SECONDS) -> re.Match[str]:
+    def find() -> re.Match[str] | None:
+        return next((m for line in lines(system) if (m := re.fullmatch(pattern, line))), None)
+
+    found = wait_for(f"a line {pattern!r} in {lines(system)}", find, timeout)
+    assert isinstance(found, re.Match)
+    return found
+
+
+def children(system: System) -> list[psutil.Process]:
+    return list(psutil.Process(system.process.pid).children(recursive=True))
+
+
+def processes_of(system: System, module: str) -> list[psutil.Process]:
+    return [p for p in psutil.Process(system.process.pid).children() if module in p.cmdline()]
+
+
+def own_address(process: psutil.Process) -> str:
+    """Where a service process listens, by its environment as the supervisor set it."""
+    env = process.environ()
+    return env.get("SHIKOKU_RULES_LISTEN_ADDR") or env["SHIKOKU_RULES_ADDR"]
+
+
+def serving(address: str) -> bool:
+    return check(address, timeout=1.0) == "SERVING"
+
+
+def play(player: RandomPlayer, client: Client, moves: int) -> int:
+    """Takes `moves` actions in the game; returns the game's version afterwards."""
+    for _ in range(moves):
+        assert player.step(), "the game ended or nobody of ours may act"
+    return int(client.state(player.game_id).version)
+
+
+def stopped_cleanly(system: System) -> None:
+    """SIGINT (Ctrl-C) stops `shikoku run` with 0, every one of its processes gone, and no
+    process was started again while stopping."""
+    everyone = children(system)
+    assert len(everyone) >= 6, everyone  # Redis and the five services at least
+    said = len(system.output)
+    system.process.send_signal(signal.SIGINT)
+    assert system.process.wait(timeout=60) == 0, "".join(system.output)
+    _gone, alive = psutil.wait_procs(everyone, timeout=10)
+    assert alive == [], alive
+    after = lines(system)[said:]
+    assert not [line for line in after if "restarting" in line or " is back" in line], after
+    assert after[-1] == "stopped", after
+
+
+@pytest.fixture
+def system() -> Iterator[System]:
+    system = start_system(None, **FAST)
+    yield system
+    stop_system(system)
+
+
+@pytest.fixture
+def cluster_system() -> Iterator[System]:
+    system = start_system(None, "--cluster", **FAST)
+    yield system
+    stop_system(system)
+
+
+# -- shikoku run -----------------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_a_killed_rules_process_comes_back_and_one_failing_at_start_is_retried(
+    system: System,
+) -> None:
+    """SIGKILL of the rules process; its port then taken by another socket, so the restarted
+    process cannot listen and exits at once, twice: the supervisor says each death and waits
+    0.5, 1, then 2 s; the lobby keeps answering through the gateway meanwhile. Once the port is
+    free, rules is back on it and the game goes on where it was."""
+    client = Client(system.gateway, api_key=system.api_key)
+    table = seat_table(client, 3)
+    player = RandomPlayer(table.game_id, table.seats, seed=1)
+    before = play(player, client, 5)
+    (rules,) = processes_of(system, RULES)
+    address = own_address(rules)
+    others = {p.pid for p in children(system)} - {rules.pid}
+    host, _, port = address.rpartition(":")
+
+    rules.kill()
+    squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    deadline = time.monotonic() + 0.4  # before the restart, half a second after the death
+    while True:
+        try:
+            squatter.bind((host, int(port)))
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+    squatter.listen()
+    try:
+        line_matching(system, r"rules exited \(signal 9\); restarting in 0\.5 s")
+        line_matching(system, r"rules exited \(code 1\); restarting in 1 s")
+        line_matching(system, r"rules exited \(code 1\); restarting in 2 s")
+        # Everything else kept running and serving.
+        assert others <= {p.pid for p in children(system)}
+        assert list(client.list_tables())
+        assert client.create_table(3).table.table_id
+    finally:
+        squatter.close()
+
+    back = line_matching(system, rf"rules is back on {re.escape(address)} \(pid (\d+)\)")
+    (again,) = processes_of(system, RULES)
+    assert again.pid == int(back.group(1)) != rules.pid
+    assert own_address(again) == address
+    assert serving(address)
+    assert play(player, client, 5) > before
+    client.close()
+    stopped_cleanly(system)
+
+
+# -- shikoku run --cluster -------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.cluster
+def test_with_a_cluster_the_other_rules_process_serves_while_the_killed_one_comes_back(
+    cluster_system: System,
+) -> None:
+    system = cluster_system
+    client = Client(system.gateway, api_key=system.api_key, attempts=10)
+    table = seat_table(client, 3)
+    player = RandomPlayer(table.game_id, table.seats, seed=2)
+    before = play(player, client, 5)
+    replicas = processes_of(system, RULES)
+    assert len(replicas) == 2
+    everyone = replicas[0].environ()["SHIKOKU_RULES_ADDR"].split(",")
+    second = next(p for p in replicas if own_address(p) == everyone[1])
+    address = own_address(second)
+    others = {p.pid for p in children(system)} - {second.pid}
+
+    second.kill()
+    # The game goes on through the other rules process while this one is down.
+    during = play(player, client, 3)
+    assert during > before
+    assert not [line for line in lines(system) if line.startswith("rules-2 is back")], (
+        "the moves were answered only after rules-2 was back: too slow to tell"
+    )
+    line_matching(system, r"rules-2 exited \(signal 9\); restarting in 0\.5 s")
+    back = line_matching(system, rf"rules-2 is back on {re.escape(address)} \(pid (\d+)\)")
+    assert int(back.group(1)) != second.pid
+    assert serving(address)
+    assert others <= {p.pid for p in children(system)}
+    died = [line for line in lines(system) if re.match(r"\S+ exited", line)]
+    assert [line.split()[0] for line in died] == ["rules-2"], died
+    assert play(player, client, 5) > during
+    client.close()
+    stopped_cleanly(system)
