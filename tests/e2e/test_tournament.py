@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import csv
 import io
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 import grpc
+import psutil
 import pytest
 
+from infra.eventstore import Entries, stream_key
 from shikoku.v1 import game_pb2, lobby_pb2
 from shikoku_sdk import Client as SdkClient
 from shikoku_sdk import RandomPlayer
@@ -25,9 +29,13 @@ from tests.e2e.api import (
     open_table,
     started_table,
 )
+from tests.e2e.launch import start_system, stop_system
 from tests.e2e.test_players import register
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
+
+CLOCKED = "tables:clocked"  # the lobby's set of clocked tables that have started
+TABLES = 20  # of 2 players: StartRound's games take a while to start, room for a kill midway
 
 
 def play_table(system: System, game_id: str, credentials: dict[int, str], seed: int) -> int:
@@ -132,6 +140,72 @@ def test_a_two_round_tournament_of_24_players(system: System, client: Client) ->
     )
     rows = list(csv.DictReader(io.StringIO(exported.content)))
     assert [row["player_id"] for row in rows] == [s.player_id for s in standings]
+
+
+def test_a_round_whose_lobby_was_killed_midway_is_finished_by_the_retry(redis_url: str) -> None:
+    """The lobby process is SIGKILLed while StartRound starts the round's games; `shikoku run`
+    starts it again, and the SDK's retry of the call (the same request id) finishes the round:
+    one round, each of its tables made and started once, none left over. A new StartRound
+    answers the same round."""
+    system = start_system(redis_url, SHIKOKU_RATE_PER_SECOND="10000", SHIKOKU_RATE_BURST="10000")
+    client = Client(system)
+    try:
+        host = register(client, "Director", host=True)
+        entrants = [register(client, f"Player {n}").player_id for n in range(TABLES * 2)]
+        clock = lobby_pb2.ClockOptions(
+            bank_seconds=600, increment_seconds=10, policy=lobby_pb2.CLOCK_POLICY_FLAG
+        )
+        tournament_id = client.lobby.CreateTournament(
+            lobby_pb2.CreateTournamentRequest(
+                name="Kill Cup",
+                player_ids=entrants,
+                table_size=2,
+                table_options=lobby_pb2.TableOptions(clock=clock),
+            ),
+            metadata=auth(host.credential),
+        ).tournament_id
+        (lobby,) = (
+            process
+            for process in psutil.Process(system.process.pid).children()
+            if "services.lobby.shell.server" in process.cmdline()
+        )
+        with (
+            SdkClient(system.gateway, api_key=system.api_key, attempts=12) as sdk,
+            ThreadPoolExecutor(1) as pool,
+        ):
+            director = sdk.with_credential(host.credential)
+            answer = pool.submit(director.start_round, tournament_id)
+            # Stopped as soon as a table of the round is started (its clock watched), counted,
+            # then killed.
+            deadline = time.monotonic() + 30
+            while not client.redis.scard(CLOCKED) and time.monotonic() < deadline:
+                time.sleep(0.001)
+            lobby.send_signal(signal.SIGSTOP)
+            started_when_killed = int(client.redis.scard(CLOCKED))
+            lobby.kill()
+            lobby.wait(10)
+            started = answer.result(timeout=120)
+            again = director.start_round(tournament_id)
+        assert 0 < started_when_killed < TABLES, "the kill came after the round was done"
+        (round_,) = started.rounds
+        table_ids = [table.table_id for table in round_.tables]
+        assert len(table_ids) == TABLES and all(table_ids) and again == started
+        assert sorted(p for table in round_.tables for p in table.player_ids) == sorted(entrants)
+        for table_id in table_ids:
+            events = cast(Entries, client.redis.xrange(stream_key("table", table_id)))
+            kinds = [fields[b"t"] for _id, fields in events]
+            assert kinds == [b"TableCreated", b"SeatTaken", b"SeatTaken", b"TableStarted"]
+            game = cast(Entries, client.redis.xrange(stream_key("game", table_id), count=1))
+            assert game[0][1][b"t"] == b"GameCreated"
+        listed = cast(list[bytes], client.redis.zrange("tables:index", 0, -1))
+        clocked = cast(set[bytes], client.redis.smembers(CLOCKED))
+        assert sorted(m.decode() for m in listed) == sorted(table_ids)  # none left over
+        assert sorted(m.decode() for m in clocked) == sorted(table_ids)
+        assert any("lobby exited (signal 9)" in line for line in system.output)
+    finally:
+        client.channel.close()
+        client.redis.close()
+        stop_system(system)
 
 
 @pytest.mark.parametrize("policy", [lobby_pb2.CLOCK_POLICY_FLAG, lobby_pb2.CLOCK_POLICY_FORFEIT])
