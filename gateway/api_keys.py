@@ -5,21 +5,34 @@ own credential (if any). The operator issues and revokes keys with `shikoku api-
 `<key id>.<secret>`; Redis keeps, per key id, the application's name and the secret's hash, so
 a leaked database does not leak usable keys. A key identifies an application, it does not stand
 for a person: a browser page's key is public.
+
+A gateway remembers a key it has checked for `REMEMBER_SECONDS`. A revocation is announced on
+the Redis channel `REVOCATIONS` (plain PUBLISH, which a Redis Cluster passes to every node), and
+every gateway following it (`ApiKeys.follow_revocations`) forgets the key at once. A gateway
+that may have missed announcements, because its subscription was lost and made again, forgets
+every key it remembers; one that has lost it without noticing still forgets each key
+`REMEMBER_SECONDS` after checking it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
+import itertools
+import logging
 import secrets
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
+from cachetools import TTLCache
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from infra.config import connect_redis
@@ -32,11 +45,20 @@ SEPARATOR = "."
 # transaction, and listing them all reads one slot (API keys are few).
 INDEX = "{api-keys}:index"
 _T = TypeVar("_T")
+log = logging.getLogger(__name__)
 
-# A gateway remembers a checked key this long: a revocation reaches every gateway within it.
+# A gateway remembers a checked key this long: the backstop for a revocation whose announcement
+# it missed (announced ones reach every following gateway at once).
 REMEMBER_SECONDS = 10.0
-#: Most keys a gateway remembers (it forgets them all past that).
+#: Most keys a gateway remembers (the least recently used go first).
 KEYS_REMEMBERED = 10_000
+#: The channel `revoke` announces a revoked key's id on. In the slot of the keys' records, so
+#: that a sharded channel could replace it without moving anything.
+REVOCATIONS = "{api-keys}:revoked"
+#: How long the follower waits for an announcement before it pings Redis (a connection that
+#: died quietly is noticed within this) and how long it waits before subscribing again.
+QUIET_SECONDS = 5.0
+RESUBSCRIBE_SECONDS = 0.5
 
 MISSING = Rejected(
     "MISSING_API_KEY",
@@ -80,13 +102,76 @@ def api_key_from(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
 class ApiKeys:
     def __init__(self, redis: Redis, remember_seconds: float = REMEMBER_SECONDS) -> None:
         self._redis = redis
-        self._remember_seconds = remember_seconds
-        self._checked: dict[str, tuple[float, ApiKey]] = {}
+        self._checked: TTLCache[str, ApiKey] | None = (
+            TTLCache(KEYS_REMEMBERED, remember_seconds) if remember_seconds > 0 else None
+        )
+        # Grows with every key forgotten: a check that read a record before then does not
+        # remember what it read (it may be from before the revocation).
+        self._forgotten = 0
+        #: Whether a subscription to REVOCATIONS is in place now.
+        self.following = False
 
     @property
     def remembered(self) -> int:
         """Keys checked lately, answered without Redis."""
-        return len(self._checked)
+        return len(self._checked) if self._checked is not None else 0
+
+    def forget(self, key_id: str) -> None:
+        """Forgets the key `key_id` (every key string of it that was remembered)."""
+        self._forgotten += 1
+        if self._checked is not None:
+            prefix = key_id + SEPARATOR
+            for api_key in [key for key in self._checked if key.startswith(prefix)]:
+                self._checked.pop(api_key, None)
+
+    def forget_all(self) -> None:
+        self._forgotten += 1
+        if self._checked is not None:
+            self._checked.clear()
+
+    async def follow_revocations(self) -> None:
+        """Forgets each key whose revocation is announced, for as long as it runs (until
+        cancelled). Every (re)subscription forgets every key, as announcements made while
+        there was none were missed; when Redis fails, it subscribes again every
+        RESUBSCRIBE_SECONDS, on a Redis Cluster through each node in turn."""
+        lost = False
+        for attempt in itertools.count():
+            pubsub = self._pubsub(attempt)
+            try:
+                await pubsub.subscribe(REVOCATIONS)
+                while True:
+                    message = await pubsub.get_message(timeout=QUIET_SECONDS)
+                    if message is None:
+                        await pubsub.ping()  # fails, or reconnects and subscribes again
+                    elif message["type"] == "subscribe":
+                        self.forget_all()
+                        self.following = True
+                        if lost:
+                            lost = False
+                            log.warning("following API key revocations again")
+                    elif message["type"] == "message":
+                        self.forget(_text(message["data"]))
+            except (RedisError, OSError) as error:
+                if not lost:
+                    lost = True
+                    log.warning(
+                        "lost API key revocations (keys are still forgotten %g s after their "
+                        "check); subscribing again: %r",
+                        self._checked.ttl if self._checked is not None else 0,
+                        error,
+                    )
+            finally:
+                self.following = False
+                await _close(pubsub)
+            await asyncio.sleep(RESUBSCRIBE_SECONDS)
+
+    def _pubsub(self, attempt: int) -> PubSub:
+        """A subscription of its own: first where the client routes the channel, then (on a
+        cluster, after a failure) through each node in turn, as PUBLISH reaches every node."""
+        redis: Redis | RedisCluster = self._redis
+        if isinstance(redis, RedisCluster) and attempt and (nodes := redis.get_nodes()):
+            return redis.pubsub(node=nodes[attempt % len(nodes)])
+        return redis.pubsub()
 
     async def issue(
         self,
@@ -124,10 +209,22 @@ class ApiKeys:
         return issued, f"{key_id}{SEPARATOR}{secret}"
 
     async def revoke(self, key_id: str) -> ApiKey:
+        """Marks the key revoked, then announces it to the gateways. Should the announcement
+        fail, the key is revoked all the same: gateways refuse it once they forget it."""
         found = await self._load(key_id)
         if found is None:
             raise Rejected("API_KEY_NOT_FOUND", f"no API key {key_id}", Kind.NOT_FOUND)
         await self._redis.hset(_record(key_id), "revoked", 1)
+        self.forget(key_id)
+        try:
+            await self._redis.publish(REVOCATIONS, key_id)
+        except (RedisError, OSError) as error:
+            log.warning(
+                "%s is revoked but could not be announced (%r): gateways refuse it within %g s",
+                key_id,
+                error,
+                REMEMBER_SECONDS,
+            )
         return dataclasses.replace(found, revoked=True)
 
     async def all(self) -> list[ApiKey]:
@@ -139,12 +236,12 @@ class ApiKeys:
         """The application `api_key` belongs to; refuses a missing, unknown or revoked key."""
         if not api_key:
             raise MISSING
-        remembered = self._checked.get(api_key)
-        if remembered is not None and remembered[0] > time.monotonic():
-            return remembered[1]
+        if self._checked is not None and (remembered := self._checked.get(api_key)) is not None:
+            return remembered
         key_id, separator, secret = api_key.partition(SEPARATOR)
         if not separator or not key_id.startswith(KEY_PREFIX):
             raise INVALID
+        forgotten = self._forgotten
         fields = cast(dict[bytes, bytes], await self._redis.hgetall(_record(key_id)))
         stored_hash = fields.get(b"secret_hash", b"").decode()
         if not stored_hash or not secrets.compare_digest(stored_hash, _digest(secret)):
@@ -152,9 +249,8 @@ class ApiKeys:
         found = _parse(key_id, fields)
         if found.revoked:
             raise REVOKED
-        if len(self._checked) > KEYS_REMEMBERED:
-            self._checked.clear()
-        self._checked[api_key] = (time.monotonic() + self._remember_seconds, found)
+        if self._checked is not None and forgotten == self._forgotten:
+            self._checked[api_key] = found
         return found
 
     async def known(self, api_key: str) -> ApiKey | None:
@@ -168,6 +264,15 @@ class ApiKeys:
     async def _load(self, key_id: str) -> ApiKey | None:
         fields = cast(dict[bytes, bytes], await self._redis.hgetall(_record(key_id)))
         return _parse(key_id, fields) if fields else None
+
+
+def _text(data: Any) -> str:
+    return data.decode() if isinstance(data, bytes) else str(data)
+
+
+async def _close(pubsub: PubSub) -> None:
+    with contextlib.suppress(RedisError, OSError):
+        await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
 def _parse(key_id: str, fields: dict[bytes, bytes]) -> ApiKey:

@@ -342,14 +342,17 @@ async def main() -> None:
         return [service.full_name for service in public_services()]
 
     async def stop() -> None:
+        revocations.cancel()
         for channel in (lobby_channel, rules_channel, routes_channel):
             await channel.close(None)
         await redis.aclose()
 
     # Rate limits first: a flood of bad keys or credentials must not reach the lobby (a
     # credential the lobby has not vouched for is charged to its API key's bucket). Both share
-    # one key cache, so a key costs one Redis read per gateway every few seconds.
+    # one key cache, so a key costs one Redis read per gateway every few seconds; revoked keys
+    # are forgotten as soon as their revocation is announced.
     api_keys = ApiKeys(redis)
+    revocations = asyncio.create_task(api_keys.follow_revocations())
     authorization = Authorization(
         api_keys, internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
     )
