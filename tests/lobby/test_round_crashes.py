@@ -331,3 +331,28 @@ async def test_a_retry_after_a_lost_reply_answers_the_same_round(
         assert left["tournament"] == ["TournamentCreated", "RoundStarted", "TablesAssigned"]
         assert [t["games created"] for t in left["tables"].values()] == [1, 1]
         assert all(t["events"].count("TableStarted") == 1 for t in left["tables"].values())
+
+
+@pytest.mark.usefixtures("token")
+async def test_start_rounds_sent_at_once_make_one_round(
+    redis_client: redis.asyncio.Redis, redis_url: str
+) -> None:
+    """A double click reaching two lobby replicas, and a client's copy of one click: all three
+    at once answer the same round."""
+    async with (
+        rules_service(redis_url) as rules_address,
+        lobby(redis_url, rules_address) as one,
+        lobby(redis_url, rules_address) as two,
+    ):
+        tournament_id, host = await new_tournament(one.stub)
+        answers = await asyncio.gather(
+            start_round(one.stub, tournament_id, host, "click-1"),
+            start_round(two.stub, tournament_id, host, "click-2"),
+            start_round(two.stub, tournament_id, host, "click-1"),
+        )
+    assert answers[0] == answers[1] == answers[2] and len(answers[0].rounds) == 1
+    left = await stored(redis_client, tournament_id)
+    assert left["tournament"] == ["TournamentCreated", "RoundStarted", "TablesAssigned"]
+    assert [t["games created"] for t in left["tables"].values()] == [1, 1]
+    assert all(t["events"].count("TableStarted") == 1 for t in left["tables"].values())
+    assert left["index"] == left["clocked"] == sorted(left["tables"])
