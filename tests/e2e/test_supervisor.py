@@ -10,9 +10,11 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psutil
 import pytest
+import redis
 
 from shikoku_sdk import Client, RandomPlayer, seat_table
 from tests.e2e.api import System
@@ -137,9 +139,9 @@ def test_a_killed_rules_process_comes_back_and_one_failing_at_start_is_retried(
     system: System,
 ) -> None:
     """SIGKILL of the rules process; its port then taken by another socket, so the restarted
-    process cannot listen and exits at once, twice: the supervisor says each death and waits
-    0.5, 1, then 2 s; the lobby keeps answering through the gateway meanwhile. Once the port is
-    free, rules is back on it and the game goes on where it was."""
+    process cannot listen and exits at once: the supervisor says each death and waits 0.5, then
+    1 s; the lobby keeps answering through the gateway meanwhile. Once the port is free, rules
+    is back on it and the game goes on where it was."""
     client = Client(system.gateway, api_key=system.api_key)
     table = seat_table(client, 3)
     player = RandomPlayer(table.game_id, table.seats, seed=1)
@@ -165,7 +167,6 @@ def test_a_killed_rules_process_comes_back_and_one_failing_at_start_is_retried(
     try:
         line_matching(system, r"rules exited \(signal 9\); restarting in 0\.5 s")
         line_matching(system, r"rules exited \(code 1\); restarting in 1 s")
-        line_matching(system, r"rules exited \(code 1\); restarting in 2 s")
         # Everything else kept running and serving.
         assert others <= {p.pid for p in children(system)}
         assert list(client.list_tables())
@@ -217,6 +218,82 @@ def test_with_a_cluster_the_other_rules_process_serves_while_the_killed_one_come
     assert others <= {p.pid for p in children(system)}
     died = [line for line in lines(system) if re.match(r"\S+ exited", line)]
     assert [line.split()[0] for line in died] == ["rules-2"], died
-    assert play(player, client, 5) > during
+    after = play(player, client, 5)
+    assert after > during
+
+    # A replica node of the cluster dies: it is started again on its port (a master would be
+    # only once its replica has taken over, which takes the cluster's node timeout).
+    port = next(port for port in cluster_ports(system) if role(port) == "slave")
+    (node,) = [
+        p
+        for p in children(system)
+        if p.name() == "redis-server" and f":{port}" in " ".join(p.cmdline())
+    ]
+    node.kill()
+    line_matching(system, rf"redis node {port} exited \(signal 9\); restarting in 0\.5 s")
+    line_matching(system, rf"redis node {port} is back")
+    wait_for(f"node {port} a replica again", lambda: role(port) == "slave")
+    assert play(player, client, 5) > after
     client.close()
     stopped_cleanly(system)
+
+
+def cluster_ports(system: System) -> list[int]:
+    nodes = system.redis_url.removeprefix("redis+cluster://").split(",")
+    return [int(node.rpartition(":")[2]) for node in nodes]
+
+
+def role(port: int) -> str:
+    try:
+        with redis.Redis(port=port, socket_timeout=1.0) as node:
+            reply = node.execute_command("ROLE")
+    except redis.RedisError:
+        return "down"
+    return str(reply[0].decode())
+
+
+# -- the embedded Redis ----------------------------------------------------------------------
+
+
+def redis_server(system: System) -> psutil.Process:
+    (server,) = [p for p in children(system) if "redis-server" in p.name()]
+    return server
+
+
+@pytest.mark.e2e
+def test_a_durable_redis_that_dies_comes_back_with_the_games(tmp_path: Path) -> None:
+    system = start_system(None, "--durable", "--data-dir", str(tmp_path), **FAST)
+    try:
+        client = Client(system.gateway, api_key=system.api_key, attempts=10)
+        table = seat_table(client, 3)
+        player = RandomPlayer(table.game_id, table.seats, seed=3)
+        before = play(player, client, 5)
+        server = redis_server(system)
+        port = system.redis_url.rpartition(":")[2].partition("/")[0]
+        server.kill()
+        line_matching(system, r"redis exited \(signal 9\); restarting in 0\.5 s")
+        line_matching(system, rf"redis is back on 127\.0\.0\.1:{port}")
+        assert redis_server(system).pid != server.pid
+        # The game is still there, at the version it had, and goes on.
+        assert int(client.state(table.game_id).version) == before
+        assert play(player, client, 5) > before
+        client.close()
+        stopped_cleanly(system)
+    finally:
+        stop_system(system)
+
+
+@pytest.mark.e2e
+def test_a_redis_without_durable_that_dies_stops_everything_saying_why(system: System) -> None:
+    everyone = children(system)
+    redis_server(system).kill()
+    assert system.process.wait(timeout=60) == 1
+    _gone, alive = psutil.wait_procs(everyone, timeout=10)
+    assert alive == [], alive
+    said = lines(system)
+    assert (
+        "redis exited (signal 9); it held the games in memory only, so they are gone: stopping "
+        "everything (shikoku run --durable keeps them on disk)"
+    ) in said, said
+    assert said[-1] == "stopped", said
+    assert not [line for line in said if "restarting" in line], said
