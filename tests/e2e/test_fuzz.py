@@ -3,14 +3,21 @@ the gateway, and raw requests against the browser endpoint. Whatever comes in, t
 specific status (never UNKNOWN or INTERNAL; never an HTTP 5xx), no process dies, and no game's
 stream grows from a call that was refused.
 
-`SHIKOKU_FUZZ_EXAMPLES` sets the examples per method (`make soak` runs many more).
+A deterministic tier besides (tests/e2e/long_strings.py): every string field of every public
+request at its length limits in 1- to 4-byte characters, each refusal a specific status with our
+reason and a short message (tests/web/test_long_characters.py sends the same through the web
+entrypoint).
+
+`SHIKOKU_FUZZ_EXAMPLES` sets the examples per method (`make soak` runs many more, and the long
+strings' full product).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -21,6 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.public_api import public_services
+from infra.grpc_errors import Metadata, reason_in
+from tests.e2e import long_strings
 from tests.e2e.api import Client, System
 
 pytestmark = [pytest.mark.e2e, pytest.mark.client]
@@ -190,3 +199,62 @@ def test_raw_http_gets_no_server_error(
     )
     status = http_status(system.web, request)
     assert status is None or status < 500, f"{request[:120]!r} answered {status}"
+
+
+@pytest.fixture(scope="module")
+def world(system: System) -> Iterator[long_strings.World]:
+    client = Client(system)
+    yield long_strings.make_world(client)
+    client.channel.close()
+    client.redis.close()
+
+
+def refusal_problem(
+    channel: grpc.Channel, system: System, world: long_strings.World, case: long_strings.Case
+) -> str | None:
+    """What is wrong with the gateway's answer to the case, or None."""
+    method = case.field.method
+    path = f"/{method.containing_service.full_name}/{method.name}"
+    metadata: tuple[tuple[str, str], ...] = (("x-api-key", system.api_key),)
+    if token := world.credential(method):
+        metadata += (("authorization", f"Bearer {token}"),)
+    payload = world.request(case).SerializeToString()
+    try:
+        if method.server_streaming:
+            stream = channel.unary_stream(path, _raw, _raw)(payload, metadata=metadata, timeout=5)
+            for _ in stream:
+                break
+            stream.cancel()  # type: ignore[no-untyped-call]
+        else:
+            channel.unary_unary(path, _raw, _raw)(payload, metadata=metadata, timeout=10)
+    except grpc.RpcError as error:
+        code, message = error.code(), error.details() or ""
+        if code == grpc.StatusCode.CANCELLED:
+            return None  # ours, after the stream's first message
+        if code in FORBIDDEN:
+            return f"{code.name}: {message[:200]}"
+        if not reason_in(cast(Metadata, error.trailing_metadata())):
+            return f"{code.name} without an ErrorInfo reason: {message[:200]}"
+        if len(message.encode()) > long_strings.MAX_ERROR_MESSAGE_BYTES:
+            return f"{code.name} with a message of {len(message.encode())} bytes"
+    return None
+
+
+LONG_FIELDS = long_strings.every_string_field()
+
+
+@pytest.mark.parametrize(
+    "field", LONG_FIELDS, ids=[f"{f.method.name}.{f.name}" for f in LONG_FIELDS]
+)
+def test_long_characters_get_specific_short_refusals(
+    system: System, world: long_strings.World, field: long_strings.StringField
+) -> None:
+    """The field at its limits in characters of every UTF-8 width: never UNKNOWN or INTERNAL,
+    every refusal with our reason and a message of at most 1 KiB."""
+    problems: dict[str, str] = {}
+    with grpc.insecure_channel(system.gateway) as channel:
+        for case in long_strings.cases_of(field):
+            if (problem := refusal_problem(channel, system, world, case)) is not None:
+                problems[case.id] = problem
+    assert system.process.poll() is None, "shikoku run died"
+    assert not problems, problems
