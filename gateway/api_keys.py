@@ -136,8 +136,9 @@ class ApiKeys:
         RESUBSCRIBE_SECONDS, on a Redis Cluster through each node in turn."""
         lost = False
         for attempt in itertools.count():
-            pubsub = self._pubsub(attempt)
+            pubsub: PubSub | None = None
             try:
+                pubsub = self._pubsub(attempt)
                 await pubsub.subscribe(REVOCATIONS)
                 while True:
                     message = await pubsub.get_message(timeout=QUIET_SECONDS)
@@ -151,7 +152,7 @@ class ApiKeys:
                             log.warning("following API key revocations again")
                     elif message["type"] == "message":
                         self.forget(_text(message["data"]))
-            except (RedisError, OSError) as error:
+            except Exception as error:  # whatever it is, following must go on
                 if not lost:
                     lost = True
                     log.warning(
@@ -162,7 +163,8 @@ class ApiKeys:
                     )
             finally:
                 self.following = False
-                await _close(pubsub)
+                if pubsub is not None:
+                    await _close(pubsub)
             await asyncio.sleep(RESUBSCRIBE_SECONDS)
 
     def _pubsub(self, attempt: int) -> PubSub:
@@ -271,7 +273,7 @@ def _text(data: Any) -> str:
 
 
 async def _close(pubsub: PubSub) -> None:
-    with contextlib.suppress(RedisError, OSError):
+    with contextlib.suppress(Exception):  # a connection already lost has nothing to close
         await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
