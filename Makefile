@@ -104,12 +104,14 @@ bench: setup
 
 # The property tests at full size: two thousand random games (about 15 minutes) and many
 # thousand route graphs; the cluster fault test with 16 bot games at once; 400 fuzzed calls per
-# public method and kind (about 18,000).
+# public method and kind (about 18,000), and every string field at its length limits in 1- to
+# 4-byte characters, one character over them too, on gRPC and the web entrypoint.
 soak: setup
 	SHIKOKU_PROPERTY_SCALE=100 $(BIN)/pytest -q --timeout 3600 tests/rules/test_random_games.py \
 		tests/rules/test_listed_iff_accepted.py tests/routes
 	SHIKOKU_FAILOVER_GAMES=16 $(BIN)/pytest -q --timeout 3600 tests/reliability/cluster/test_failover.py
-	SHIKOKU_FUZZ_EXAMPLES=400 $(BIN)/pytest -q --timeout 3600 tests/e2e/test_fuzz.py
+	SHIKOKU_FUZZ_EXAMPLES=400 $(BIN)/pytest -q --timeout 3600 tests/e2e/test_fuzz.py \
+		tests/web/test_long_characters.py
 
 # The differential harness (docs/crosscheck.md), not part of `make test`: N seeded bot games over
 # PLAYERS, replayed on the 18xx.games site's engine (Ruby; SITE_ENGINE, REQUIRE_ALL) and by ours,
