@@ -46,7 +46,7 @@ from fractions import Fraction
 from functools import reduce
 from typing import Any, TypeVar
 
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain.standings import (
     Placing,
     Standing,
@@ -254,9 +254,9 @@ def _check_players(players: Sequence[Player]) -> None:
         if not player.display_name.strip():
             raise Rejected(
                 "MISSING_PLAYER_NAME",
-                f"player {player.player_id} needs a display name",
+                f"player {quoted(player.player_id)} needs a display name",
                 Kind.INVALID_ARGUMENT,
-                {"field": "display_name", "player_id": player.player_id},
+                {"field": "display_name", "player_id": quoted(player.player_id)},
             )
     _reject_duplicates("player_id", [p.player_id for p in players])
     # Names differing only in case or surrounding spaces would be indistinguishable on a sheet.
@@ -264,7 +264,7 @@ def _check_players(players: Sequence[Player]) -> None:
 
 
 def _reject_duplicates(field: str, values: Sequence[str]) -> None:
-    repeated = [value for value, count in Counter(values).items() if count > 1]
+    repeated = [quoted(value) for value, count in Counter(values).items() if count > 1]
     if repeated:
         raise Rejected(
             "DUPLICATE_PLAYER",
@@ -312,9 +312,9 @@ def _check_first_round(method: str, seed_order: Sequence[str], player_ids: Seque
     if method not in SEATING_METHODS:
         raise Rejected(
             "BAD_SEATING_METHOD",
-            f"round 1 is seated {' or '.join(SEATING_METHODS)}, not {method!r}",
+            f"round 1 is seated {' or '.join(SEATING_METHODS)}, not {quoted(method)!r}",
             Kind.INVALID_ARGUMENT,
-            {"field": "first_round", "first_round": method},
+            {"field": "first_round", "first_round": quoted(method)},
         )
     if method == RANDOM and seed_order:
         raise _bad_seed_order("a seed order is only for seeded seating")
@@ -331,6 +331,7 @@ def _bad_seed_order(message: str) -> Rejected:
 
 
 def _unknown_players(player_ids: Sequence[str]) -> Rejected:
+    player_ids = [quoted(player_id) for player_id in player_ids]
     return Rejected(
         "PLAYER_UNKNOWN",
         f"not players of this tournament: {', '.join(player_ids)}",
@@ -535,8 +536,8 @@ def _table_of_current_round(tournament: Tournament, table_id: str) -> tuple[Roun
     if current is None or slot is None:
         raise Rejected(
             "RESULT_UNKNOWN_TABLE",
-            f"{table_id!r} is not a table of the current round",
-            details={"table_id": table_id},
+            f"{quoted(table_id)!r} is not a table of the current round",
+            details={"table_id": quoted(table_id)},
         )
     if current.result_of(table_id) is not None:
         raise Rejected(

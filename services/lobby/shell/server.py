@@ -24,7 +24,7 @@ from infra.grpc_server import Context, serve
 from infra.leases import Lease
 from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_token
 from infra.observability import observe_process
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables
 from services.lobby.domain.access import (
     Caller,
@@ -326,7 +326,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         caller = await self._host(context, request.table_id)
         assert caller.table is not None
         if not caller.table.started:
-            raise Rejected("TABLE_NOT_STARTED", f"table {request.table_id} has no game yet")
+            raise Rejected("TABLE_NOT_STARTED", f"table {quoted(request.table_id)} has no game yet")
         await self._end_game(caller.table.game_id)
         return table_to_proto(caller.table)
 
