@@ -9,24 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import dataclasses
+import logging
 from collections.abc import Iterator
 
 import uvicorn
 from starlette.types import ASGIApp
 
 from gateway.web.app import web_application
+from gateway.web.connections import ConnectionLimits, InFlightLimit, protocol_for
 from gateway.web.cors import allowed_origins
 from infra.config import Addresses, service_channel
 from infra.observability import observe_process
+from infra.open_files import raise_open_files_limit
 from infra.stopping import stop_requested
+
+log = logging.getLogger(__name__)
 
 #: How long answers under way (streams above all) may go on once the process is told to stop.
 GRACE_SECONDS = 2.0
-#: How long an idle connection is kept open for the browser's next request.
-KEEP_ALIVE_SECONDS = 30
-#: Connections open at once, watching streams included; one more is answered 503.
-DEFAULT_MAX_CONNECTIONS = 1000
+#: Files the process keeps for itself besides its connections (gateway channel, logs, ...).
+OWN_FILES = 100
 
 
 class _Server(uvicorn.Server):
@@ -43,20 +46,24 @@ def split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def server_for(app: ASGIApp, address: str, max_connections: int) -> uvicorn.Server:
+def server_for(app: ASGIApp, address: str, limits: ConnectionLimits) -> uvicorn.Server:
+    """uvicorn serving `app` with the connection limits of gateway.web.connections: its own
+    `limit_concurrency` is off, as it counts idle sockets."""
     host, port = split_address(address)
     config = uvicorn.Config(
-        app,
+        InFlightLimit(app, limits.in_flight),
         host=host,
         port=port,
+        http=protocol_for(limits),
+        ws="none",  # no WebSocket routes; an upgrade would take the socket out of our count
         lifespan="off",
         # The browser's own address is what the gateway limits by; a X-Forwarded-For it sent
         # could be made up.
         proxy_headers=False,
         server_header=False,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        timeout_keep_alive=limits.keep_alive,
         timeout_graceful_shutdown=int(GRACE_SECONDS),
-        limit_concurrency=max_connections or None,
+        limit_concurrency=None,
         access_log=False,  # ours is gateway.web.observed's, one line per call
         log_level="warning",
         log_config=None,  # its records go to the process's handler (infra.logs), as JSON or text
@@ -72,10 +79,15 @@ def bound_address(server: uvicorn.Server, address: str) -> str:
 async def main() -> None:
     observe_process("web")
     addresses = Addresses.from_env()
+    limits = ConnectionLimits.from_env()
+    open_files = raise_open_files_limit()
+    if not limits.connections or limits.connections > open_files - OWN_FILES:
+        # Past the open-files limit, accepting would fail and stall; closing is better.
+        limits = dataclasses.replace(limits, connections=max(open_files - OWN_FILES, 1))
+        log.info("web: at most %d connections, as RLIMIT_NOFILE allows", limits.connections)
     channel = service_channel(addresses.gateway)
-    max_connections = int(os.environ.get("SHIKOKU_WEB_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
     app = web_application(channel, allowed_origins())
-    server = server_for(app, addresses.web, max_connections)
+    server = server_for(app, addresses.web, limits)
     serving = asyncio.create_task(server.serve())
     while not server.started:
         if serving.done():
