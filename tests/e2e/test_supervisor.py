@@ -154,7 +154,9 @@ def test_a_killed_rules_process_comes_back_and_one_failing_at_start_is_retried(
     rules.kill()
     squatter = socket.socket()
     squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    deadline = time.monotonic() + 0.4  # before the restart, half a second after the death
+    # The restart comes half a second after the death, and its process needs longer than that
+    # to import what it runs before it binds.
+    deadline = time.monotonic() + 1.0
     while True:
         try:
             squatter.bind((host, int(port)))
