@@ -223,18 +223,31 @@ def test_with_a_cluster_the_other_rules_process_serves_while_the_killed_one_come
     after = play(player, client, 5)
     assert after > during
 
-    # A replica node of the cluster dies: it is started again on its port (a master would be
-    # only once its replica has taken over, which takes the cluster's node timeout).
-    port = next(port for port in cluster_ports(system) if role(port) == "slave")
+    # A master of the cluster dies: it is started again on its port once its replica has taken
+    # its slots over (the cluster's node timeout and an election, some seconds), and comes back
+    # as a replica. Sooner, it would serve its slots empty and its replica would copy that.
+    port = next(port for port in cluster_ports(system) if role(port) == "master")
     (node,) = [
         p
         for p in children(system)
-        if p.name() == "redis-server" and f":{port}" in " ".join(p.cmdline())
+        if p.name() == "redis-server" and re.search(rf":{port}\b", " ".join(p.cmdline()))
     ]
+    said = len(system.output)
     node.kill()
     line_matching(system, rf"redis node {port} exited \(signal 9\); restarting in 0\.5 s")
-    line_matching(system, rf"redis node {port} is back")
-    wait_for(f"node {port} a replica again", lambda: role(port) == "slave")
+    line_matching(
+        system,
+        rf"redis node {port} served slots: waiting for its replica to take them over before "
+        r"starting it again \(it would come back empty\)",
+    )
+    line_matching(system, rf"redis node {port} is back", timeout=60)
+    assert role(port) == "slave"
+    news = [line for line in lines(system)[said:] if line.startswith(f"redis node {port}")]
+    assert [line.split(": ")[0].split(";")[0] for line in news] == [
+        f"redis node {port} exited (signal 9)",
+        f"redis node {port} served slots",
+        f"redis node {port} is back",
+    ], news
     assert play(player, client, 5) > after
     client.close()
     stopped_cleanly(system)
