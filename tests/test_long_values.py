@@ -10,9 +10,10 @@ from typing import Any, cast
 
 import grpc
 import pytest
-from google.rpc import status_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
 
-from infra.grpc_errors import Metadata, reason_in, to_status
+from infra.grpc_errors import DOMAIN, Metadata, reason_in, to_status
 from infra.interceptors import FailuresAsStatus
 from infra.redis_server import free_port
 from infra.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, Kind, Rejected, bounded, quoted
@@ -132,6 +133,30 @@ def test_a_refusal_repeating_a_long_value_whole_still_fits_the_metadata_limit(wi
     assert rich.message.startswith("there is no title '" + WIDE[width])
     assert rich.message.endswith("…")
     assert len(rejection.details["title"].encode()) <= MAX_DETAIL_BYTES
+
+
+@pytest.mark.parametrize("width", sorted(WIDE))
+@pytest.mark.parametrize(
+    ("field", "max_chars", "max_bytes"),
+    [("title", MAX_TEXT_CHARS, MAX_TEXT_BYTES), ("game_id", MAX_ID_CHARS, MAX_ID_BYTES)],
+)
+def test_the_byte_limits_alone_keep_a_whole_echo_under_the_metadata_limit(
+    width: int, field: str, max_chars: int, max_bytes: int
+) -> None:
+    """Without `quoted` and without the cut: the longest value the decoder lets through,
+    repeated whole in the message, the BadRequest's description and the ErrorInfo metadata."""
+    value = WIDE[width] * min(max_chars, max_bytes // width)
+    message = f"there is no {field} {value!r}"
+    info = error_details_pb2.ErrorInfo(
+        reason="UNKNOWN_" + field.upper(), domain=DOMAIN, metadata={"field": field, field: value}
+    )
+    violation = error_details_pb2.BadRequest.FieldViolation(
+        field=field, description=message, reason=info.reason
+    )
+    status = status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=message)
+    status.details.add().Pack(info)
+    status.details.add().Pack(error_details_pb2.BadRequest(field_violations=[violation]))
+    assert trailer_bytes(rpc_status.to_status(status)) < METADATA_LIMIT
 
 
 class Echoing(title_pb2_grpc.TitleServiceServicer):
