@@ -102,13 +102,13 @@ def play(player: RandomPlayer, client: Client, moves: int) -> int:
     return int(client.state(player.game_id).version)
 
 
-def stopped_cleanly(system: System) -> None:
-    """SIGINT (Ctrl-C) stops `shikoku run` with 0, every one of its processes gone, and no
-    process was started again while stopping."""
+def stopped_cleanly(system: System, sig: signal.Signals = signal.SIGINT) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM stops `shikoku run` with 0, every one of its processes gone,
+    and no process was started again while stopping."""
     everyone = children(system)
     assert len(everyone) >= 6, everyone  # Redis and the five services at least
     said = len(system.output)
-    system.process.send_signal(signal.SIGINT)
+    system.process.send_signal(sig)
     assert system.process.wait(timeout=60) == 0, "".join(system.output)
     _gone, alive = psutil.wait_procs(everyone, timeout=10)
     assert alive == [], alive
@@ -293,7 +293,7 @@ def test_a_durable_redis_that_dies_comes_back_with_the_games(tmp_path: Path) -> 
         assert int(client.state(table.game_id).version) == before
         assert play(player, client, 5) > before
         client.close()
-        stopped_cleanly(system)
+        stopped_cleanly(system, signal.SIGTERM)
     finally:
         stop_system(system)
 
