@@ -39,6 +39,7 @@ import msgpack
 from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.cluster import PRIMARY
 
 from infra.redis_metrics import SHARDS_WITHOUT_REPLICA, WRITES_WITHOUT_REPLICA
 from infra.rejection import Kind, Rejected
@@ -204,7 +205,7 @@ class NoReplica(Rejected):
 RECOUNT_SECONDS = 1.0
 #: How long a count stays in `shikoku_redis_shards_without_replica` when no append to that
 #: master makes it again.
-REPORTED_SECONDS = 15.0
+REPORTED_SECONDS = 5.0
 _SLAVE_LINE = re.compile(r"^slave\d+$")
 
 
@@ -228,8 +229,11 @@ class ReplicaCounts:
 
     async def replicas(self, node: ClusterNode | None, fresh: bool = False) -> int:
         """The master's good replicas: the last count while it is under `RECOUNT_SECONDS` old
-        (and not `fresh`), else a new one (one INFO, shared by the appends that ask meanwhile)."""
+        (and not `fresh`), else a new one (one INFO, shared by the appends that ask meanwhile).
+        Masters last found short are counted again in the background meanwhile, so that one
+        this process rarely writes to leaves the gauge when its replica is back."""
         name = "" if node is None else node.name
+        self._recount_short(name)
         count = self._counts.get(name)
         if count is None or fresh or time.monotonic() - count.at >= RECOUNT_SECONDS:
             return await asyncio.shield(self._start(name, node))
@@ -246,6 +250,25 @@ class ReplicaCounts:
             for name, count in list(self._counts.items())
             if count.replicas < self.wanted and now - count.at < REPORTED_SECONDS
         }
+
+    def _recount_short(self, besides: str) -> None:
+        now = time.monotonic()
+        for name, count in list(self._counts.items()):
+            if (
+                name == besides
+                or name in self._counting
+                or count.replicas >= self.wanted
+                or now - count.at < RECOUNT_SECONDS
+            ):
+                continue
+            if not name:  # one Redis server
+                self._start(name, None)
+                continue
+            node = cast(RedisCluster, self._redis).get_node(node_name=name)
+            if node is None or node.server_type != PRIMARY:  # no longer a master of the cluster
+                del self._counts[name]
+            else:
+                self._start(name, node)
 
     def _start(self, name: str, node: ClusterNode | None) -> asyncio.Task[int]:
         task = self._counting.get(name)
@@ -264,6 +287,9 @@ class ReplicaCounts:
             replicas = good_replicas(cast(Mapping[str, Any], info))
             self._counts[name] = _Count(replicas, time.monotonic())
             return replicas
+        except Exception:
+            self._counts.pop(name, None)  # not known any more: the next append counts again
+            raise
         finally:
             if self._counting.get(name) is asyncio.current_task():
                 del self._counting[name]

@@ -39,7 +39,7 @@ REDIS_ERRORS = Counter(
 )
 SHARDS_WITHOUT_REPLICA = Gauge(
     "shikoku_redis_shards_without_replica",
-    "Redis masters (shards) this process last found, within 15 s, with fewer good replicas "
+    "Redis masters (shards) this process last found, within 5 s, with fewer good replicas "
     "than SHIKOKU_REDIS_WAIT_REPLICAS asks an append to reach (0 when no replica is asked for)",
 )
 WRITES_WITHOUT_REPLICA = Counter(

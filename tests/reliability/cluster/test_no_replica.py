@@ -16,30 +16,46 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import os
+import random
 import signal
+import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import cast
+from dataclasses import dataclass, field
+from typing import Any, cast
 
+import grpc
 import pytest
 import redis
 import redis.asyncio
 from prometheus_client import REGISTRY
 from redis.asyncio.cluster import RedisCluster
+from redis.crc import key_slot
 
 from infra.eventstore import (
     RECOUNT_SECONDS,
+    REPORTED_SECONDS,
     EventStore,
     NewEvent,
     NoReplica,
     NotReplicated,
     Replication,
+    stream_key,
 )
 from infra.redis_cluster import HOST, EmbeddedRedisCluster
+from services.rules.domain import undo
+from shikoku.v1 import game_pb2
+from shikoku_sdk import Client, RandomPlayer, ShikokuError
+from shikoku_sdk.random_player import choose, command_for
+from tests.e2e.observing import scrape, total
+from tools.supervisor import System
 
 from .conftest import cluster_client
 from .test_eventstore_cluster import ids_by_master
+from .test_failover import ACTIONS_LIMIT, GAMES, Game, read_games
 
 pytestmark = [pytest.mark.reliability, pytest.mark.cluster]
 
@@ -266,3 +282,266 @@ def test_the_policy_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("SHIKOKU_REDIS_NO_REPLICA", "sometimes")
     with pytest.raises(SystemExit, match="SHIKOKU_REDIS_NO_REPLICA is degrade or refuse"):
         Replication.from_env()
+
+
+# -- the whole system: a killed master that stays down ---------------------------------------
+
+#: How long the killed master stays down under `degrade` (its replica promoted, the shard
+#: without replica); `refuse` is tried for a few seconds after that. `make soak` keeps it
+#: down a minute.
+MASTER_DOWN_SECONDS = float(os.environ.get("SHIKOKU_MASTER_DOWN_SECONDS", "10"))
+SYSTEM_WAIT_MS = 2_000
+#: Retries of one call: through a failover (~7 s) and the refused seconds, 1 s apart.
+BOT_ATTEMPTS = 40
+
+
+@dataclass
+class ShardBot:
+    """Plays games one after another, each at a new table whose game's stream is on the shard
+    (`on`) or off it, until `enough` is set; notes when each command was acknowledged."""
+
+    client: Client
+    players: int
+    on_shard: Callable[[str], bool]
+    on: bool
+    rng: random.Random
+    enough: threading.Event
+    games: list[Game] = field(default_factory=list)
+    #: (when, game id) of every acknowledged command
+    acks: list[tuple[float, str]] = field(default_factory=list)
+    error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.enough.is_set():
+                game_id, seats = seat_table_where(self.client, self.players, self.wanted)
+                game = Game(game_id, seats)
+                self.games.append(game)
+
+                def acknowledged(
+                    answer: game_pb2.SubmitCommandResponse, _seconds: float, game: Game = game
+                ) -> None:
+                    game.acknowledged.update({e.version: e.type for e in answer.events})
+                    self.acks.append((time.monotonic(), game.game_id))
+
+                RandomPlayer(game_id, seats, self.rng).play(ACTIONS_LIMIT, acknowledged)
+                game.ended = True
+        except BaseException as error:  # reported by the test
+            self.error = error
+
+    def wanted(self, game_id: str) -> bool:
+        return self.on_shard(game_id) == self.on
+
+    def rate(self, start: float, end: float) -> tuple[int, float]:
+        """Commands acknowledged in (start, end], and the seconds from the first of them to
+        `end` (a bot may still be backing off from the failover at `start`)."""
+        times = [at for at, _ in self.acks if start < at <= end]
+        return len(times), (end - times[0]) if times else 0.0
+
+
+def seat_table_where(
+    client: Client, players: int, wanted: Callable[[str], bool]
+) -> tuple[str, dict[int, Client]]:
+    """A started table of `players` seats, all held here, whose game id `wanted` accepts (the
+    tables made on the way are left empty)."""
+    while True:
+        created = client.create_table(players, display_name="no-replica bots")
+        table_id = created.table.table_id
+        if wanted(table_id):
+            break
+    seats: dict[int, Client] = {}
+    for n in range(1, players + 1):
+        joined = client.join_table(table_id, f"bot {n}")
+        seats[joined.seat] = client.with_credential(joined.seat_token)
+    game_id = client.with_credential(created.host_token).start_table(table_id).game_id
+    assert game_id == table_id  # a game's stream is on its table's shard
+    return game_id, seats
+
+
+def where(on_shard: Callable[[str], bool], on: bool) -> Callable[[str], bool]:
+    return lambda game_id: on_shard(game_id) == on
+
+
+def slots_of(port: int) -> list[tuple[int, int]]:
+    with redis.Redis(host=HOST, port=port) as node:
+        ranges = cast(list[list[Any]], node.execute_command("CLUSTER SLOTS"))
+    return [(int(r[0]), int(r[1])) for r in ranges if int(r[2][1]) == port]
+
+
+def metrics_of(system: System, *names: str) -> list[str]:
+    return [scrape(f"http://{p.metrics}/metrics") for n in names for p in system.processes(n)]
+
+
+def next_command(player: RandomPlayer) -> tuple[int, game_pb2.Command]:
+    """The seat and the command a random player would take next (not sent)."""
+    listed = player.reader.legal_actions(player.game_id).actions
+    action = choose([a for a in listed if a.seat in player.seats], player.rng)
+    return action.seat, command_for(action, player.rng, player.best_routes)
+
+
+@pytest.fixture(scope="module")
+def system() -> Iterator[System]:
+    system = System.on_free_ports(log=io.StringIO(), cluster=True, replicas=2)
+    system.env["SHIKOKU_RATE_PER_SECOND"] = "0"  # the bots play at machine speed
+    system.env["SHIKOKU_REDIS_WAIT_REPLICAS"] = "1"
+    system.env["SHIKOKU_REDIS_WAIT_MS"] = str(SYSTEM_WAIT_MS)
+    system.env.pop("SHIKOKU_REDIS_NO_REPLICA", None)  # the default policy first
+    with system:
+        yield system
+
+
+def test_bot_games_go_on_while_a_killed_master_stays_down(system: System) -> None:
+    """Bot games on the shard of a killed master (half of them) and off it, the master down
+    `MASTER_DOWN_SECONDS` after its replica took over: under the default policy the games on
+    that shard go at the pace of the others, the gauge shows the shard; then, the rules
+    processes restarted under `refuse`, a command for a game there is refused NO_REPLICA at
+    once, writing nothing, while one off it is accepted; then the master is back as a replica,
+    the refused command retried is acknowledged, the gauge is 0 in every process, every game
+    ends, and no acknowledged event is lost or out of place."""
+    cluster = system.redis_cluster
+    assert cluster is not None
+    target = cluster.masters_ports()[0]
+    ranges = slots_of(target)
+
+    def on_shard(game_id: str) -> bool:
+        slot = key_slot(stream_key("game", game_id).encode())
+        return any(first <= slot <= last for first, last in ranges)
+
+    prober = Client(system.gateway_target, api_key=system.api_key, attempts=BOT_ATTEMPTS)
+    probes = {
+        on: RandomPlayer(*seat_table_where(prober, 3, where(on_shard, on)), 7)
+        for on in (True, False)
+    }
+    once = Client(system.gateway_target, api_key=system.api_key, attempts=1)
+    enough = threading.Event()
+    bots = [
+        ShardBot(
+            Client(system.gateway_target, api_key=system.api_key, attempts=BOT_ATTEMPTS),
+            3 + n % 2,
+            on_shard,
+            n % 2 == 0,
+            random.Random(n),
+            enough,
+        )
+        for n in range(max(GAMES, 2))
+    ]
+    threads = [threading.Thread(target=bot.run, daemon=True) for bot in bots]
+    began = time.monotonic()
+    marks: list[str] = []
+
+    def mark(what: str) -> None:
+        marks.append(f"{time.monotonic() - began:.1f} s {what}")
+
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(2.0)
+        cluster.kill(target)
+        promoted = cluster.wait_for_failover(target, timeout=30)
+        promoted_at = time.monotonic()
+        mark("promoted")
+        time.sleep(MASTER_DOWN_SECONDS)
+        degraded_until = time.monotonic()
+
+        # The default policy: the shard's games go on at the others' pace.
+        rules = metrics_of(system, "rules")
+        shown = [total(text, "shikoku_redis_shards_without_replica") for text in rules]
+        accepted = sum(
+            total(t, "shikoku_redis_writes_without_replica_total", outcome="degraded")
+            for t in rules
+        )
+        paces = {}
+        for on in (True, False):
+            counted = [bot.rate(promoted_at, degraded_until) for bot in bots if bot.on == on]
+            commands, seconds = sum(n for n, _ in counted), sum(s for _, s in counted)
+            paces[on] = (commands, seconds)
+        (on_n, on_s), (off_n, off_s) = paces[True], paces[False]
+        pace = f"on the shard {on_n} in {on_s:.1f} s, off it {off_n} in {off_s:.1f} s"
+        print(f"master {target} down, {promoted} promoted: {pace}; degraded writes {accepted}")
+        assert on_s >= 2.0 and off_s >= 2.0, f"too little played to compare: {pace}"
+        assert on_n / on_s >= (off_n / off_s) / 3, f"the shard without replica slowed: {pace}"
+        assert max(shown) == 1, f"shikoku_redis_shards_without_replica of the rules: {shown}"
+        assert accepted > 0
+
+        # `refuse` (in the rules processes, the games' writers): a command on that shard is
+        # refused at once, and nothing is written. The bots finish the games they are in.
+        enough.set()
+        system.env["SHIKOKU_REDIS_NO_REPLICA"] = "refuse"
+        restarts = [
+            threading.Thread(target=system.restart, args=(process,))
+            for process in system.processes("rules")
+        ]
+        for restart in restarts:
+            restart.start()
+        for restart in restarts:
+            restart.join()
+        mark("rules restarted under refuse")
+        probe = probes[True]
+        version = probe.reader.state(probe.game_id).version
+        number, command = next_command(probe)
+        command_id = str(uuid.uuid4())
+        seat = once.with_credential(probe.seats[number].credential or "")
+        took: list[float] = []
+        deadline = time.monotonic() + 15  # the gateways reconnect to the new processes
+        while time.monotonic() < deadline:
+            start = time.monotonic()
+            try:
+                seat.act(probe.game_id, command, command_id)
+            except ShikokuError as error:
+                if error.reason in ("", "RULES_UNAVAILABLE"):  # a restarted process's channel
+                    time.sleep(0.2)
+                    continue
+                assert (error.code, error.reason) == (grpc.StatusCode.UNAVAILABLE, "NO_REPLICA")
+                took.append(time.monotonic() - start)
+                if len(took) == 3:
+                    break
+            else:
+                raise AssertionError("a command on a shard without replica was accepted")
+        print(f"refused NO_REPLICA in {', '.join(f'{t * 1000:.0f} ms' for t in took)}")
+        assert len(took) == 3 and max(took) < SYSTEM_WAIT_MS / 1000 / 2, took
+        assert probe.reader.state(probe.game_id).version == version, "a refusal wrote"
+        rules = metrics_of(system, "rules")
+        assert max(total(text, "shikoku_redis_shards_without_replica") for text in rules) == 1
+        assert sum(
+            total(text, "shikoku_redis_writes_without_replica_total", outcome="refused")
+            for text in rules
+        ) >= len(took)
+        assert probes[False].step(), "a command off the shard was not accepted"
+
+        # The master back, as a replica: the shard leaves the state by itself.
+        cluster.restart(target)
+        mark("master back as a replica")
+        answer = probe.seats[number].act(probe.game_id, command, command_id)
+        assert answer.events and answer.events[0].version == version + 1
+        deadline = time.monotonic() + REPORTED_SECONDS + 10
+        while any(
+            total(text, "shikoku_redis_shards_without_replica")
+            for text in metrics_of(system, "rules", "lobby")
+        ):
+            assert time.monotonic() < deadline, "a process still shows a shard without replica"
+            time.sleep(0.5)
+        mark("no process shows a shard without replica")
+    finally:
+        enough.set()
+    for thread in threads:
+        thread.join(timeout=300)
+    mark("every game ended")
+    print("; ".join(marks))
+    failures = [repr(bot.error) for bot in bots if bot.error]
+    assert not failures, failures
+    games = [game for bot in bots for game in bot.games]
+    assert all(game.ended for game in games), "games still going"
+
+    stored = asyncio.run(read_games(system, [game.game_id for game in games]))
+    for game in games:
+        log = stored[game.game_id]
+        versions = [logged.version for logged in log]
+        assert versions == list(range(1, len(log) + 1)), f"{game.game_id}: a gap or a duplicate"
+        types = {logged.version: type(logged.event).__name__ for logged in log}
+        lost = {v: t for v, t in game.acknowledged.items() if types.get(v) != t}
+        assert not lost, f"{game.game_id}: acknowledged events missing or changed: {lost}"
+        assert undo.state_of(log).result is not None, f"{game.game_id} has no result"
+    for bot in bots:
+        bot.client.close()
+    prober.close()
+    once.close()
