@@ -55,8 +55,9 @@ KEYS_REMEMBERED = 10_000
 #: The channel `revoke` announces a revoked key's id on. In the slot of the keys' records, so
 #: that a sharded channel could replace it without moving anything.
 REVOCATIONS = "{api-keys}:revoked"
-#: How long the follower waits for an announcement before it pings Redis (a connection that
-#: died quietly is noticed within this) and how long it waits before subscribing again.
+#: How long the follower waits for an announcement before it pings Redis, and for the ping's
+#: answer (a connection that died quietly is given up within twice this); and how long it
+#: waits before subscribing again.
 QUIET_SECONDS = 5.0
 RESUBSCRIBE_SECONDS = 0.5
 
@@ -129,21 +130,26 @@ class ApiKeys:
         if self._checked is not None:
             self._checked.clear()
 
-    async def follow_revocations(self) -> None:
+    async def follow_revocations(self, quiet_seconds: float = QUIET_SECONDS) -> None:
         """Forgets each key whose revocation is announced, for as long as it runs (until
         cancelled). Every (re)subscription forgets every key, as announcements made while
-        there was none were missed; when Redis fails, it subscribes again every
-        RESUBSCRIBE_SECONDS, on a Redis Cluster through each node in turn."""
+        there was none were missed; when Redis fails, or leaves a ping unanswered for
+        `quiet_seconds`, it subscribes again every RESUBSCRIBE_SECONDS, on a Redis Cluster
+        through each node in turn."""
         lost = False
         for attempt in itertools.count():
             pubsub: PubSub | None = None
             try:
                 pubsub = self._pubsub(attempt)
                 await pubsub.subscribe(REVOCATIONS)
+                pinged = False
                 while True:
-                    message = await pubsub.get_message(timeout=QUIET_SECONDS)
+                    message = await pubsub.get_message(timeout=quiet_seconds)
+                    if message is None and pinged:
+                        raise ConnectionError(f"no answer to a ping in {quiet_seconds:g} s")
+                    pinged = message is None
                     if message is None:
-                        await pubsub.ping()  # fails, or reconnects and subscribes again
+                        await pubsub.ping()  # answered by a "pong" message
                     elif message["type"] == "subscribe":
                         self.forget_all()
                         self.following = True

@@ -85,3 +85,27 @@ async def test_a_gateway_that_lost_its_subscription_forgets_every_key_it_remembe
     await until(lambda: cache.remembered == 0, 10)
     assert await reason(cache, key) == "API_KEY_REVOKED"
     await until(lambda: cache.following, 10)
+
+
+async def test_a_subscription_whose_ping_goes_unanswered_is_made_again(
+    redis_url: str, redis_client: redis.asyncio.Redis
+) -> None:
+    """A Redis that stops answering (paused here, as a half-open connection would look) while
+    the subscription's connection stays open: the follower gives it up when its ping has no
+    answer, subscribes again once Redis answers, and forgets what it remembered."""
+    issued, key = await ApiKeys(redis_client).issue("bot")
+    client = redis.asyncio.Redis.from_url(redis_url)
+    cache = ApiKeys(client, remember_seconds=REMEMBERED)
+    following = asyncio.create_task(cache.follow_revocations(quiet_seconds=0.2))
+    try:
+        await until(lambda: cache.following, 5)
+        assert await reason(cache, key) == "OK"
+        await redis_client.hset(f"{{api-keys}}:key:{issued.key_id}", "revoked", 1)  # unheard
+        await redis_client.execute_command("CLIENT", "PAUSE", 1500, "ALL")
+        await until(lambda: not cache.following, 5)  # the ping went unanswered
+        await until(lambda: cache.following, 10)  # subscribed again after the pause
+        assert await reason(cache, key) == "API_KEY_REVOKED"
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        await client.aclose()
