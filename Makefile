@@ -103,13 +103,16 @@ bench: setup
 	@for b in bench/bench_*.py; do echo "== $$b"; SHIKOKU_RATE_PER_SECOND=0 $(BIN)/python $$b || exit 1; done
 
 # The property tests at full size: two thousand random games (about 15 minutes) and many
-# thousand route graphs; the cluster fault test with 16 bot games at once; 400 fuzzed calls per
+# thousand route graphs; the cluster fault test with 16 bot games at once, and a killed master
+# left down a minute under 16 more; 400 fuzzed calls per
 # public method and kind (about 18,000), and every string field at its length limits in 1- to
 # 4-byte characters, one character over them too, on gRPC and the web entrypoint.
 soak: setup
 	SHIKOKU_PROPERTY_SCALE=100 $(BIN)/pytest -q --timeout 3600 tests/rules/test_random_games.py \
 		tests/rules/test_listed_iff_accepted.py tests/routes
 	SHIKOKU_FAILOVER_GAMES=16 $(BIN)/pytest -q --timeout 3600 tests/reliability/cluster/test_failover.py
+	SHIKOKU_FAILOVER_GAMES=16 SHIKOKU_MASTER_DOWN_SECONDS=60 $(BIN)/pytest -q --timeout 3600 \
+		tests/reliability/cluster/test_no_replica.py
 	SHIKOKU_FUZZ_EXAMPLES=400 $(BIN)/pytest -q --timeout 3600 tests/e2e/test_fuzz.py \
 		tests/web/test_long_characters.py
 
