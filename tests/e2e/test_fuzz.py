@@ -258,4 +258,5 @@ def test_long_characters_get_specific_short_refusals(
             if (problem := refusal_problem(channel, system, world, case)) is not None:
                 problems[case.id] = problem
     assert system.process.poll() is None, "shikoku run died"
+    assert not [line for line in system.output if " exited (" in line], "a process died"
     assert not problems, problems

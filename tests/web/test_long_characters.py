@@ -123,6 +123,7 @@ def test_long_characters_are_refused_as_connect_errors(
         for case in long_strings.cases_of(field)
         if (problem := connect_json_problem(web_api, world, case)) is not None
     }
+    assert not [line for line in web_api.output if " exited (" in line], "a process died"
     assert not problems, problems
 
 
