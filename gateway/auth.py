@@ -45,6 +45,11 @@ GRANT_SECONDS = float(os.environ.get("SHIKOKU_GRANT_SECONDS", "5"))
 GRANTS_KEPT = int(os.environ.get("SHIKOKU_GRANTS_KEPT", "100000"))
 UNKNOWN_SECONDS = float(os.environ.get("SHIKOKU_UNKNOWN_CREDENTIAL_SECONDS", "5"))
 UNKNOWN_KEPT = int(os.environ.get("SHIKOKU_UNKNOWN_CREDENTIALS_KEPT", "10000"))
+#: How long a credential the lobby accepted keeps a rate-limit bucket of its own on this
+#: gateway after its last acceptance (at most GRANTS_KEPT of them): longer than its grants, so
+#: that a player's call after its grants lapse is not charged to its key's bucket, which
+#: someone flooding the key with made-up tokens may have emptied.
+PROVEN_SECONDS = 600.0
 
 Permission = internal_lobby_pb2.Permission
 SIGNED_IN = internal_lobby_pb2.PERMISSION_SIGNED_IN
@@ -158,6 +163,8 @@ class Authorization(Admission):
         self._grants: TTLCache[bytes, dict[tuple[int, str], internal_lobby_pb2.Grant]] | None = (
             TTLCache(grants_kept, grant_seconds) if grant_seconds > 0 else None
         )
+        # Digests of the credentials the lobby accepted lately (for `vouches_for`).
+        self._proven: TTLCache[bytes, bool] = TTLCache(max(grants_kept, 1), PROVEN_SECONDS)
         # Per credential digest, the lobby's UNAUTHENTICATED refusal of it.
         self._unknown: TTLCache[bytes, Rejected] | None = (
             TTLCache(unknown_kept, unknown_seconds)
@@ -174,9 +181,9 @@ class Authorization(Admission):
         return len(self._unknown) if self._unknown is not None else 0
 
     def vouches_for(self, token: str) -> bool:
-        """Whether the lobby granted `token` something on this gateway within the grants'
-        lifetime (a real credential, which may have a rate-limit bucket of its own)."""
-        return bool(token) and self._grants is not None and _digest(token) in self._grants
+        """Whether the lobby accepted `token` on this gateway within PROVEN_SECONDS and has not
+        refused it since: a real credential, which has a rate-limit bucket of its own."""
+        return bool(token) and _digest(token) in self._proven
 
     async def admit(self, method: str, request: Any, context: Context) -> None:
         metadata = context.invocation_metadata()
@@ -240,7 +247,9 @@ class Authorization(Admission):
             token=token, permission=permission, resource_id=resource
         )
         try:
-            return await self._credentials.Authorize(request, timeout=AUTHORIZE_SECONDS)
+            grant: internal_lobby_pb2.Grant = await self._credentials.Authorize(
+                request, timeout=AUTHORIZE_SECONDS
+            )
         except grpc.aio.AioRpcError as error:
             refused = from_rpc_error(error)
             if refused is None:
@@ -250,6 +259,11 @@ class Authorization(Admission):
                     Kind.UNAVAILABLE,
                 ) from error
             # Only a credential sent: for no credential, the answer depends on the permission.
-            if token and refused.kind is Kind.UNAUTHENTICATED and self._unknown is not None:
-                self._unknown[digest] = refused
+            if token and refused.kind is Kind.UNAUTHENTICATED:
+                self._proven.pop(digest, None)
+                if self._unknown is not None:
+                    self._unknown[digest] = refused
             raise refused from error
+        if token:
+            self._proven[digest] = True
+        return grant

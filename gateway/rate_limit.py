@@ -4,9 +4,9 @@ every gateway replica charges the same bucket.
 A call is charged before any credential it carries is looked up, so the bucket is chosen from
 what the gateway already knows:
 
-- a bearer credential the lobby has granted something on this gateway lately (an entry of
-  the access check's grant cache, `Authorization.vouches_for`): the credential's own bucket,
-  `ratelimit:{<sha256 of it>}` (the token itself is never stored);
+- a bearer credential the lobby has accepted on this gateway lately
+  (`Authorization.vouches_for`): the credential's own bucket, `ratelimit:{<sha256 of it>}`
+  (the token itself is never stored);
 - any other bearer credential, with a valid API key: the key's bucket, `ratelimit:{key:<key
   id>}`, shared by every unproven credential sent with that key, so that no more than
   burst + rate * t such calls of one key reach the lobby in t seconds, however many tokens
