@@ -22,16 +22,16 @@ from infra.grpc_errors import DOMAIN
 from infra.grpc_server import Context, serve
 from infra.observability import observe_process
 from services.routes import wire
-from services.routes.engine.graph import Solution, TrackGraph, route_hexes
-from services.routes.engine.solver import solve
 from services.routes.engine.validation import evaluate
 from services.routes.limits import check_graph, check_routes
+from services.routes.shell.pool import PoolSettings, SolverPool
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import routes_pb2 as public_pb2
 from shikoku.v1 import routes_pb2_grpc as public_pb2_grpc
 
-# Leave this much of a caller's deadline for answering.
-MARGIN_SECONDS = 0.05
+# Leave this much of a caller's deadline for answering (from a worker of the solver pool:
+# through a pipe, the pool's thread and the event loop, each a wait for a CPU on a busy machine).
+MARGIN_SECONDS = 0.1
 
 
 def _deadline(context: Context) -> MonotonicDeadline | None:
@@ -40,6 +40,9 @@ def _deadline(context: Context) -> MonotonicDeadline | None:
 
 
 class RouteEngineServicer(routes_pb2_grpc.RouteEngineServicer):
+    def __init__(self, solver: SolverPool) -> None:
+        self._solver = solver
+
     async def Evaluate(
         self, request: routes_pb2.EvaluateRequest, context: Context
     ) -> routes_pb2.Evaluation:
@@ -53,18 +56,30 @@ class RouteEngineServicer(routes_pb2_grpc.RouteEngineServicer):
         self, request: routes_pb2.SolveRequest, context: Context
     ) -> routes_pb2.Solution:
         check_graph(request.graph)
-        solution = solve(wire.graph_from_proto(request.graph), _deadline(context))
-        return wire.solution_to_proto(solution)
+        return await self._solver.solve(request.graph, _deadline(context))
 
 
-def public_solution(graph: TrackGraph, solution: Solution) -> public_pb2.RouteSolution:
+def _hexes(hex_of_segment: dict[str, str], route: routes_pb2.Route) -> list[str]:
+    """The hexes a route visits, in order (the 18xx.games `hexes` form)."""
+    hexes: list[str] = []
+    for segment in route.segments:
+        hex_id = hex_of_segment[segment]
+        if not hexes or hexes[-1] != hex_id:
+            hexes.append(hex_id)
+    return hexes
+
+
+def public_solution(
+    graph: routes_pb2.TrackGraph, solution: routes_pb2.Solution
+) -> public_pb2.RouteSolution:
+    hex_of_segment = {segment.id: segment.hex for segment in graph.segments}
     return public_pb2.RouteSolution(
         revenue=solution.revenue,
         proven=solution.proven,
         routes=[
             public_pb2.TrainRoute(
                 train=graph.trains[route.train].name,
-                hexes=route_hexes(graph, route),
+                hexes=_hexes(hex_of_segment, route),
                 revenue=route.revenue,
             )
             for route in solution.routes
@@ -73,8 +88,9 @@ def public_solution(graph: TrackGraph, solution: Solution) -> public_pb2.RouteSo
 
 
 class RoutesServicer(public_pb2_grpc.RoutesServiceServicer):
-    def __init__(self, rules: rules_pb2_grpc.RulesServiceAsyncStub) -> None:
+    def __init__(self, rules: rules_pb2_grpc.RulesServiceAsyncStub, solver: SolverPool) -> None:
         self._rules = rules
+        self._solver = solver
 
     async def Optimize(
         self, request: public_pb2.OptimizeRequest, context: Context
@@ -87,9 +103,8 @@ class RoutesServicer(public_pb2_grpc.RoutesServiceServicer):
         except grpc.aio.AioRpcError as error:
             await relay_error(error, context)
             raise
-        graph = wire.graph_from_proto(message)
-        solution = solve(graph, _deadline(context))
-        answer = public_solution(graph, solution)
+        solution = await self._solver.solve(message, _deadline(context))
+        answer = public_solution(message, solution)
         if not solution.proven:
             await _deadline_exceeded(context, answer)
         return answer
@@ -112,12 +127,14 @@ async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -
 async def main() -> None:
     observe_process("routes")
     addresses = Addresses.from_env()
+    solver = SolverPool(PoolSettings.from_env())
+    await solver.start()
     rules_channel = service_channel(addresses.rules)
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
-        routes_pb2_grpc.add_RouteEngineServicer_to_server(RouteEngineServicer(), server)
+        routes_pb2_grpc.add_RouteEngineServicer_to_server(RouteEngineServicer(solver), server)
         public_pb2_grpc.add_RoutesServiceServicer_to_server(
-            RoutesServicer(rules_pb2_grpc.RulesServiceStub(rules_channel)), server
+            RoutesServicer(rules_pb2_grpc.RulesServiceStub(rules_channel), solver), server
         )
         return [
             routes_pb2.DESCRIPTOR.services_by_name["RouteEngine"].full_name,
@@ -125,6 +142,7 @@ async def main() -> None:
         ]
 
     async def stop() -> None:
+        await solver.close()
         await rules_channel.close(None)
 
     await serve(

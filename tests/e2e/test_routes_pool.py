@@ -1,0 +1,283 @@
+"""The routes service searches in a pool of worker processes: a real routes process on loopback
+(the deployment's token, as every internal caller), searches as long as the position makes them
+(the fully tiled map, ten D-trains: tests/routes/pathological.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import random
+import re
+import signal
+import statistics
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from infra import deployment_token
+from infra.redis_server import free_port
+from services.routes import wire
+from services.routes.engine.graph import TrackGraph
+from services.routes.engine.solver import solve
+from services.routes.engine.validation import evaluate
+from services.routes.shell.pool import needs_search
+from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc
+from shikoku_sdk.errors import ShikokuError
+from tests.routes.pathological import pathological_graph, pathological_message
+from tests.routes.randgraph import random_graph
+from tools.supervisor import ServiceProcess
+
+pytestmark = pytest.mark.e2e
+
+SECRET = ((deployment_token.HEADER, "the-secret"),)
+WORKERS, QUEUE = 2, 2
+#: How long each of the long searches may take (its caller's deadline).
+LONG_SECONDS = 3.0
+#: A cheap call, answered on the service's event loop while searches run.
+CHEAP_SECONDS = 0.050
+
+
+def small_graph() -> routes_pb2.TrackGraph:
+    def node(id_: str) -> routes_pb2.Node:
+        return routes_pb2.Node(id=id_, kind="city", hex=id_, revenue=20, token=True)
+
+    return routes_pb2.TrackGraph(
+        nodes=[node("A1"), node("B1")],
+        segments=[routes_pb2.Segment(id="s1", hex="A1", a="A1", b="B1")],
+        trains=[routes_pb2.Train(name="2", stops=2)],
+    )
+
+
+CHECK = routes_pb2.EvaluateRequest(
+    graph=small_graph(), routes=[routes_pb2.SubmittedRoute(train=0, nodes=["A1", "B1"])]
+)
+
+
+@dataclass(frozen=True)
+class Routes:
+    process: ServiceProcess
+    address: str
+    metrics: str
+    log: io.StringIO
+
+    async def metric(self, name: str) -> float:
+        def read() -> str:
+            with urllib.request.urlopen(f"http://{self.metrics}/metrics", timeout=5) as answer:
+                return str(answer.read().decode())
+
+        found = re.search(rf"^{name} (\S+)$", await asyncio.to_thread(read), re.M)
+        assert found, "the routes service reports no solver pool"
+        return float(found[1])
+
+    async def searches(self) -> float:
+        """What the pool holds, as its metrics say."""
+        return await self.metric("shikoku_route_searches")
+
+    async def until_searches(self, count: int, within: float = 10.0) -> None:
+        deadline = time.monotonic() + within
+        while await self.searches() != count:
+            assert time.monotonic() < deadline, f"the pool did not hold {count} within {within} s"
+            await asyncio.sleep(0.02)
+
+
+def start_routes(**settings: str) -> Routes:
+    address = f"127.0.0.1:{free_port()}"
+    metrics = f"127.0.0.1:{free_port()}"
+    env = {
+        **os.environ,
+        deployment_token.SETTING: "the-secret",
+        "SHIKOKU_ROUTES_ADDR": address,
+        "SHIKOKU_ROUTES_METRICS_ADDR": metrics,
+        "SHIKOKU_RULES_ADDR": f"127.0.0.1:{free_port()}",
+        **settings,
+    }
+    log = io.StringIO()
+    process = ServiceProcess("routes", "services.routes.shell.server", env, log=log)
+    process.wait_listening()
+    return Routes(process, address, metrics, log)
+
+
+@pytest.fixture(scope="module")
+def routes() -> Iterator[Routes]:
+    routes = start_routes(SHIKOKU_ROUTES_WORKERS=str(WORKERS), SHIKOKU_ROUTES_QUEUE=str(QUEUE))
+    yield routes
+    routes.process.stop()
+    assert routes.process.process.returncode == 0, routes.log.getvalue()
+
+
+@pytest.fixture
+async def channel(routes: Routes) -> AsyncIterator[grpc.aio.Channel]:
+    async with grpc.aio.insecure_channel(routes.address) as channel:
+        yield channel
+
+
+def children(pid: int) -> dict[int, bytes]:
+    """The processes whose parent is `pid`, with their command lines."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        state, parent = stat.rsplit(")", 1)[1].split()[:2]
+        if int(parent) == pid and state != "Z":  # a zombie has ended, not yet reaped
+            found[int(entry.name)] = command
+    return found
+
+
+def workers_of(pid: int) -> set[int]:
+    """The pool's worker processes: those the service's multiprocessing fork server made."""
+    servers = [child for child, command in children(pid).items() if b"forkserver" in command]
+    return {worker for server in servers for worker in children(server)}
+
+
+async def timed(call: Callable[[], Awaitable[object]]) -> float:
+    start = time.perf_counter()
+    await call()
+    return time.perf_counter() - start
+
+
+async def long_solve(
+    engine: routes_pb2_grpc.RouteEngineAsyncStub, graph: routes_pb2.TrackGraph
+) -> routes_pb2.Solution | grpc.RpcError:
+    request = routes_pb2.SolveRequest(graph=graph)
+    try:
+        answer: routes_pb2.Solution = await engine.Solve(
+            request, metadata=SECRET, timeout=LONG_SECONDS
+        )
+        return answer
+    except grpc.RpcError as error:
+        return error
+
+
+async def test_cheap_calls_are_answered_while_four_long_searches_run(
+    routes: Routes, channel: grpc.aio.Channel
+) -> None:
+    """Four searches of the tiled map with ten D-trains (each more than LONG_SECONDS of work)
+    fill the two workers and the queue of two; meanwhile route checks and health checks are
+    answered within 50 ms (the median; before the pool, each waited for the searches to end),
+    a fifth search is refused at once with SOLVER_BUSY and a delay to wait, and the searches
+    running end at their deadline, in the worker, with the best routes they found."""
+    engine = routes_pb2_grpc.RouteEngineStub(channel)
+    health = health_pb2_grpc.HealthStub(channel)
+    graph, message = pathological_graph(), pathological_message()
+    started = time.monotonic()
+    searches = [asyncio.create_task(long_solve(engine, message)) for _ in range(WORKERS + QUEUE)]
+    await asyncio.sleep(0.3)
+
+    # Cheap calls while the four searches are under way (before the pool, the first of them
+    # waited for a search to end).
+    checks, probes = [], []
+    while time.monotonic() - started < 1.6 and not any(s.done() for s in searches):
+        checks.append(await timed(lambda: engine.Evaluate(CHECK, metadata=SECRET, timeout=5)))
+        probes.append(await timed(lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=5)))
+        await asyncio.sleep(0.05)
+    assert statistics.median(checks) < CHEAP_SECONDS, checks
+    assert statistics.median(probes) < CHEAP_SECONDS, probes
+    assert len(checks) >= 5, checks
+
+    # The four fill the workers and the queue: a fifth is refused at once.
+    await routes.until_searches(WORKERS + QUEUE)
+    with pytest.raises(grpc.RpcError) as refused:
+        await engine.Solve(routes_pb2.SolveRequest(graph=message), metadata=SECRET, timeout=5)
+    error = ShikokuError.from_rpc_error(refused.value)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, refused.value.details()
+    assert error.reason == "SOLVER_BUSY"
+    assert error.retry_delay is not None and 0.1 <= error.retry_delay <= LONG_SECONDS
+    assert not any(s.done() for s in searches)
+
+    answers = await asyncio.gather(*searches)
+    # Each search stops at its deadline in its worker, and the worker takes the next: the pool
+    # is empty soon after (it would hold them for minutes if the deadline were not honoured).
+    await routes.until_searches(0, within=2.0)
+    for answer in answers:
+        if isinstance(answer, grpc.RpcError):  # the answer came after the caller's deadline
+            assert answer.code() == grpc.StatusCode.DEADLINE_EXCEEDED, answer
+            continue
+        assert not answer.proven, "the search needed longer than its deadline"
+        submitted = [routes_pb2.SubmittedRoute(train=r.train, nodes=r.nodes) for r in answer.routes]
+        assert evaluate(graph, wire.submitted_from_proto(submitted)).ok
+        assert sum(r.revenue for r in answer.routes) == answer.revenue
+
+
+def graphs_to_compare() -> list[TrackGraph]:
+    rng = random.Random(23)
+    return [pathological_graph(trains) for trains in (2, 3, 4)] + [
+        random_graph(rng) for _ in range(20)
+    ]
+
+
+async def test_the_pool_answers_as_the_solver_in_process(
+    routes: Routes, channel: grpc.aio.Channel
+) -> None:
+    engine = routes_pb2_grpc.RouteEngineStub(channel)
+    graphs = graphs_to_compare()
+    searched = sum(needs_search(wire.graph_to_proto(graph)) for graph in graphs)
+    assert searched >= 10
+    before = await routes.metric("shikoku_route_search_seconds_count")
+    for graph in graphs:
+        request = routes_pb2.SolveRequest(graph=wire.graph_to_proto(graph))
+        answer = await engine.Solve(request, metadata=SECRET, timeout=30)
+        expected = solve(graph)
+        assert expected.proven
+        assert answer == wire.solution_to_proto(expected)
+    after = await routes.metric("shikoku_route_search_seconds_count")
+    assert after - before == searched, "each graph with something to search went to a worker"
+
+
+async def test_a_worker_that_dies_is_replaced(routes: Routes, channel: grpc.aio.Channel) -> None:
+    """A worker killed in the middle of a search: the search's caller is told UNAVAILABLE
+    SOLVER_LOST at once, and the next search is served by a new pool of as many workers."""
+    engine = routes_pb2_grpc.RouteEngineStub(channel)
+    pid = routes.process.process.pid
+    first = workers_of(pid)
+    assert len(first) == WORKERS
+    search = asyncio.create_task(long_solve(engine, pathological_message()))
+    await routes.until_searches(1)
+    os.kill(min(first), signal.SIGKILL)
+    killed = time.monotonic()
+    lost = await search
+    assert isinstance(lost, grpc.RpcError)
+    assert lost.code() == grpc.StatusCode.UNAVAILABLE, lost.details()
+    error = ShikokuError.from_rpc_error(lost)
+    assert error.reason == "SOLVER_LOST" and error.retry_delay is not None
+    assert time.monotonic() - killed < 1.0, "the call is told at once"
+
+    request = routes_pb2.SolveRequest(graph=small_graph())
+    again = await engine.Solve(request, metadata=SECRET, timeout=10)
+    assert again.revenue == 40 and again.proven
+    second = workers_of(pid)
+    assert len(second) == WORKERS and not second & first
+    assert "Traceback" not in routes.log.getvalue(), routes.log.getvalue()
+
+
+async def test_sigterm_lets_a_running_search_answer_then_stops_the_pool() -> None:
+    routes = start_routes(SHIKOKU_ROUTES_WORKERS="2")
+    process, log = routes.process, routes.log
+    workers = workers_of(process.process.pid)
+    assert len(workers) == 2
+    async with grpc.aio.insecure_channel(routes.address) as channel:
+        engine = routes_pb2_grpc.RouteEngineStub(channel)
+        request = routes_pb2.SolveRequest(graph=pathological_message())
+        search = asyncio.ensure_future(engine.Solve(request, metadata=SECRET, timeout=2.0))
+        await routes.until_searches(1)
+        process.process.send_signal(signal.SIGTERM)
+        try:
+            answer = await search
+            assert not answer.proven and answer.routes
+        except grpc.RpcError as error:  # answered, but after its deadline on a busy machine
+            assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED, error
+    assert await asyncio.to_thread(process.process.wait, 10) == 0
+    assert not any(Path(f"/proc/{w}").exists() for w in workers), "no worker outlives it"
+    assert "routes stopped" in log.getvalue()
+    assert "Traceback" not in log.getvalue(), log.getvalue()
