@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import quote
@@ -348,15 +348,9 @@ class Keeper:
     again when it is durable (its append-only file has every acknowledged write); when it is
     not, its data is gone and `check()` returns why the system must stop."""
 
-    def __init__(
-        self,
-        system: System,
-        stopping: threading.Event,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, system: System, stopping: threading.Event) -> None:
         self.system = system
         self.stopping = stopping
-        self._clock = clock
         self._backoffs: dict[str, Backoff] = {}
         #: What is down (a label) -> when to start it again.
         self._due: dict[str, float] = {}
@@ -369,7 +363,7 @@ class Keeper:
 
     def check(self) -> str | None:
         """One look at every process; why the system must stop, or None."""
-        now = self._clock()
+        now = time.monotonic()
         for index, service in enumerate(self.system.services):
             code = service.process.poll()
             if code is None or self.stopping.is_set():
@@ -396,9 +390,12 @@ class Keeper:
         return None
 
     def _died(self, label: str, code: int, uptime: float, now: float) -> None:
+        self._later(label, f"exited ({exit_status(code)})", uptime, now)
+
+    def _later(self, label: str, what: str, uptime: float, now: float) -> None:
         delay = self._backoffs.setdefault(label, Backoff()).after(uptime)
         self._due[label] = now + delay
-        say(f"{label} exited ({exit_status(code)}); restarting in {delay:g} s", self.system.log)
+        say(f"{label} {what}; restarting in {delay:g} s", self.system.log)
 
     def _check_redis(self, redis: EmbeddedRedis, now: float) -> str | None:
         label = "redis"
@@ -420,6 +417,8 @@ class Keeper:
                 redis.start()
             except RuntimeError as error:
                 say(f"redis did not start again: {error}", self.system.log)
+                if redis.exit_code is None:  # it did not listen in time and was stopped
+                    self._later(label, "did not listen", 0.0, now)
                 return None
             say(f"redis is back on 127.0.0.1:{redis.port}", self.system.log)
         return None
