@@ -5,6 +5,7 @@ stream game events straight from the event log."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterable
 
@@ -26,6 +27,7 @@ from infra.forwarding import forward, relay_error
 from infra.grpc_server import Context, serve
 from infra.metrics import watch_cache
 from infra.observability import observe_process
+from infra.open_files import raise_open_files_limit
 from infra.rejection import Kind, Rejected
 from services.rules.codec import event_to_proto
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
@@ -46,6 +48,17 @@ DEFAULT_HEARTBEAT_SECONDS = 15
 MAX_HEARTBEAT_SECONDS = 60
 EVENT_CACHE = 20_000  # recent events as sent, shared by all watchers
 STATE_CACHE = 64  # states after recent actions, shared by all watchers of a game
+
+# What a connection may hold and for how long (docs/operations.md, "Slow and idle clients").
+DEFAULT_MAX_CONNECTION_IDLE_SECONDS = 120.0
+DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 10.0
+#: At least the web entrypoint's SHIKOKU_WEB_MAX_REQUESTS_IN_FLIGHT: its calls share one
+#: connection to each gateway process.
+DEFAULT_MAX_CONCURRENT_STREAMS = 4_000
+DEFAULT_KEEPALIVE_MIN_PING_SECONDS = 10.0
+#: Pings more often than the minimum a client may send before it is sent away (GOAWAY).
+MAX_PING_STRIKES = 2
+
 
 
 class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
@@ -304,12 +317,52 @@ class TitleGateway(title_pb2_grpc.TitleServiceServicer):
         return await forward(self._titles.GetTitle, request, context)
 
 
+def connection_options() -> list[tuple[str, int]]:
+    """The gRPC server options that bound what a connection holds: an idle one is closed
+    (GOAWAY) after SHIKOKU_GATEWAY_MAX_CONNECTION_IDLE_SECONDS without a call, one that never
+    sends the HTTP/2 preface after SHIKOKU_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS; at most
+    SHIKOKU_GATEWAY_MAX_CONCURRENT_STREAMS calls at once on one connection (more wait in the
+    client); keep-alive pings are welcome, with or without calls, at most every
+    SHIKOKU_GATEWAY_KEEPALIVE_MIN_PING_SECONDS."""
+
+    def milliseconds(name: str, default: float) -> int:
+        seconds = float(os.environ.get(f"SHIKOKU_GATEWAY_{name}", default))
+        if not seconds > 0:
+            raise SystemExit(f"gateway: SHIKOKU_GATEWAY_{name} must be a positive number")
+        return max(round(seconds * 1000), 1)
+
+    streams = int(
+        os.environ.get("SHIKOKU_GATEWAY_MAX_CONCURRENT_STREAMS", DEFAULT_MAX_CONCURRENT_STREAMS)
+    )
+    if streams < 1:
+        raise SystemExit("gateway: SHIKOKU_GATEWAY_MAX_CONCURRENT_STREAMS must be 1 or more")
+    return [
+        (
+            "grpc.max_connection_idle_ms",
+            milliseconds("MAX_CONNECTION_IDLE_SECONDS", DEFAULT_MAX_CONNECTION_IDLE_SECONDS),
+        ),
+        (
+            "grpc.server_handshake_timeout_ms",
+            milliseconds("HANDSHAKE_TIMEOUT_SECONDS", DEFAULT_HANDSHAKE_TIMEOUT_SECONDS),
+        ),
+        ("grpc.max_concurrent_streams", streams),
+        (
+            "grpc.http2.min_ping_interval_without_data_ms",
+            milliseconds("KEEPALIVE_MIN_PING_SECONDS", DEFAULT_KEEPALIVE_MIN_PING_SECONDS),
+        ),
+        ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
+
+
 async def main() -> None:
     from gateway.api_keys import KEYS_REMEMBERED, ApiKeys
     from gateway.auth import GRANTS_KEPT, UNKNOWN_KEPT, Authorization
     from gateway.rate_limit import RateLimit, TokenBuckets
 
     observe_process("gateway")
+    raise_open_files_limit()  # every connection is a file: thousands of clients
+    options = connection_options()
     addresses = Addresses.from_env()
     redis = await connect_redis("gateway")
     lobby_channel = service_channel(addresses.lobby)
@@ -369,6 +422,7 @@ async def main() -> None:
         on_stop=stop,
         interceptors=[rate_limit, authorization],
         descriptors=public_descriptors(),
+        options=options,
     )
 
 

@@ -41,6 +41,7 @@ async def serve(
     *,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),  # type: ignore[type-arg]
     descriptors: Sequence[descriptor_pb2.FileDescriptorProto] = (),
+    options: Sequence[tuple[str, int | str]] = (),
 ) -> None:
     """Serves until SIGTERM or SIGINT, then stops taking calls, lets running ones finish for
     `grace_seconds`, and runs `on_stop`. `register` adds the servicers and returns their full
@@ -48,7 +49,8 @@ async def serve(
     the first outermost. Reflection serves `descriptors` (with the files they import), or else
     the generated code's descriptors of the registered services; with those of health and
     reflection themselves, and nothing else. Every call is observed (metrics, access log, its
-    span when tracing is on) before any of them runs."""
+    span when tracing is on) before any of them runs. `options` are gRPC server options
+    (channel arguments) of this process, after the ones every service has."""
     observe_process(name)
     observed = [*tracing.server_interceptors(), ObservesCalls(call_observers())]
     server = grpc.aio.server(
@@ -57,6 +59,7 @@ async def serve(
             ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES),
             # A second process on the same port is an error, not a silent share of its calls.
             ("grpc.so_reuseport", 0),
+            *options,
         ],
     )
     service_names = list(register(server))
