@@ -101,7 +101,7 @@ async def test_a_subscription_whose_ping_goes_unanswered_is_made_again(
         await until(lambda: cache.following, 5)
         assert await reason(cache, key) == "OK"
         await redis_client.hset(f"{{api-keys}}:key:{issued.key_id}", "revoked", 1)  # unheard
-        await redis_client.execute_command("CLIENT", "PAUSE", 1500, "ALL")
+        await redis_client.client_pause(1500, all=True)
         await until(lambda: not cache.following, 5)  # the ping went unanswered
         await until(lambda: cache.following, 10)  # subscribed again after the pause
         assert await reason(cache, key) == "API_KEY_REVOKED"
