@@ -142,7 +142,9 @@ def test_a_killed_rules_process_comes_back_and_one_failing_at_start_is_retried(
     process cannot listen and exits at once: the supervisor says each death and waits 0.5, then
     1 s; the lobby keeps answering through the gateway meanwhile. Once the port is free, rules
     is back on it and the game goes on where it was."""
-    client = Client(system.gateway, api_key=system.api_key)
+    # Enough attempts (the SDK's backoff: 0.1 s doubling) to outlast the gateway's wait before
+    # it tries the returned rules process again (at most 2 s, infra.config.RECONNECT_MAX_MS).
+    client = Client(system.gateway, api_key=system.api_key, attempts=10)
     table = seat_table(client, 3)
     player = RandomPlayer(table.game_id, table.seats, seed=1)
     before = play(player, client, 5)
