@@ -40,6 +40,7 @@ from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.cluster import PRIMARY
+from redis.exceptions import RedisError
 
 from infra.redis_metrics import SHARDS_WITHOUT_REPLICA, WRITES_WITHOUT_REPLICA
 from infra.rejection import Kind, Rejected
@@ -48,6 +49,21 @@ from infra.rejection import Kind, Rejected
 #: acknowledged within this many seconds (replicas acknowledge every second).
 GOOD_REPLICA_LAG_SECONDS = 5
 
+# Lua: the good replicas in the text of INFO replication (a replica's lag, in whole seconds of
+# the server's clock, reads -1 just after an acknowledgement).
+GOOD_REPLICAS_LUA = """
+local function good_replicas(info)
+  local good = 0
+  local line = 'slave%d+:[^\\r\\n]*state=([%w_]+),[^\\r\\n]*lag=(%-?%d+)'
+  for state, lag in string.gmatch(info, line) do
+    if state == 'online' and tonumber(lag) <= GOOD_LAG then
+      good = good + 1
+    end
+  end
+  return good
+end
+""".replace("GOOD_LAG", str(GOOD_REPLICA_LAG_SECONDS))
+
 # KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
 # ARGV: expected version, command id ('' for none), seconds to keep command ids, the command's
 # fingerprint, the good replicas the master must have (0: not counted), then one (type, schema
@@ -55,16 +71,12 @@ GOOD_REPLICA_LAG_SECONDS = 5
 # version} when appended; {0, actual version} on a version conflict (nothing written); {2,
 # first, last, fingerprint} when the command id was applied before (nothing written); {3, good
 # replicas} when the master has fewer good replicas than asked (nothing written).
-_APPEND = """
+_APPEND = (
+    GOOD_REPLICAS_LUA
+    + """
 local need = tonumber(ARGV[5])
 if need > 0 then
-  local good = 0
-  local info = redis.call('INFO', 'replication')
-  for state, lag in string.gmatch(info, 'slave%d+:[^\\r\\n]*state=([%w_]+),[^\\r\\n]*lag=(%d+)') do
-    if state == 'online' and tonumber(lag) <= GOOD_LAG then
-      good = good + 1
-    end
-  end
+  local good = good_replicas(redis.call('INFO', 'replication'))
   if good < need then
     return {3, good}
   end
@@ -104,7 +116,8 @@ if command ~= '' then
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
 end
 return {1, version}
-""".replace("GOOD_LAG", str(GOOD_REPLICA_LAG_SECONDS))
+"""
+)
 
 # How long a command id is remembered after the game's last command: retries come within
 # seconds; a day covers clients that reconnect much later.
@@ -169,9 +182,10 @@ class VersionConflict(Exception):
         self.actual = actual
 
 
-class NotReplicated(Exception):
+class NotReplicated(RedisError):
     """The append is on the master but fewer replicas than required confirmed it in time: it is
-    not acknowledged (a retry with the same command id finds it and waits again)."""
+    not acknowledged (a retry with the same command id finds it and waits again). A RedisError,
+    as what background work retries on a failing Redis (the lobby's keepers) must retry."""
 
     def __init__(self, stream: str, wanted: int, confirmed: int) -> None:
         super().__init__(f"{stream}: {confirmed} of {wanted} replicas confirmed the append")
@@ -180,11 +194,12 @@ class NotReplicated(Exception):
         self.confirmed = confirmed
 
 
-class NoReplica(Rejected):
+class NoReplica(Rejected, RedisError):
     """Under the `refuse` policy, the stream's master has fewer good replicas than an append
     must be confirmed by: UNAVAILABLE `NO_REPLICA`, at once. `written`: the append reached the
     master before its replica was lost (it is not acknowledged; a retry with the same command id
-    is answered from the log once a replica has it); otherwise nothing was written."""
+    is answered from the log once a replica has it); otherwise nothing was written. A Rejected
+    for the callers, and a RedisError (as Redis's own NOREPLICAS would be) for background work."""
 
     def __init__(self, stream: str, wanted: int, replicas: int, written: bool = False) -> None:
         what = "the write may be on the master alone" if written else "nothing was written"

@@ -36,6 +36,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
 from infra.eventstore import (
+    GOOD_REPLICAS_LUA,
     RECOUNT_SECONDS,
     REPORTED_SECONDS,
     EventStore,
@@ -43,6 +44,7 @@ from infra.eventstore import (
     NoReplica,
     NotReplicated,
     Replication,
+    good_replicas,
     stream_key,
 )
 from infra.redis_cluster import HOST, EmbeddedRedisCluster
@@ -272,6 +274,35 @@ async def test_a_write_on_the_master_alone_is_not_acknowledged_until_a_replica_h
     with redis.Redis(host=HOST, port=replica) as node:
         node.execute_command("READONLY")
         assert len(node.xrange(games.key(game))) == 3, "the replica lacks what was acknowledged"
+
+
+REPLICA_LINES = [
+    # (INFO replication lines of the replicas, good ones): the lag is whole seconds of the
+    # server's clock, and reads -1 just after an acknowledgement.
+    (["state=online,offset=9,lag=-1"], 1),
+    (["state=online,offset=9,lag=0", "state=online,offset=7,lag=5"], 2),
+    (["state=online,offset=9,lag=6"], 0),
+    (["state=wait_bgsave,offset=0,lag=0", "state=send_bulk,offset=0,lag=0"], 0),
+    ([], 0),
+]
+
+
+@pytest.mark.parametrize(("lines", "good"), REPLICA_LINES)
+async def test_the_script_and_the_store_count_the_same_good_replicas(
+    client: RedisCluster, lines: list[str], good: int
+) -> None:
+    text = "\r\n".join(
+        ["# Replication", "role:master", f"connected_slaves:{len(lines)}"]
+        + [f"slave{n}:ip=127.0.0.1,port={7000 + n},{line}" for n, line in enumerate(lines)]
+        + ["master_repl_offset:9", ""]
+    )
+    counted = await client.eval(GOOD_REPLICAS_LUA + "return good_replicas(ARGV[1])", 0, text)
+    assert counted == good
+    parsed: dict[str, object] = {"role": "master", "connected_slaves": len(lines)}
+    for n, line in enumerate(lines):
+        fields = dict(field.split("=") for field in line.split(","))
+        parsed[f"slave{n}"] = {**fields, "lag": int(fields["lag"])}
+    assert good_replicas(parsed) == good
 
 
 def test_the_policy_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
