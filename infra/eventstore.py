@@ -18,9 +18,9 @@ died, or its replica is down). WAIT would then time out on every append; instead
 good replicas (in sync, acknowledging) are counted with INFO replication, kept a second and
 counted again, so the store knows at once and follows `SHIKOKU_REDIS_NO_REPLICA`: `degrade` (the
 default) accepts appends on the master's write alone and counts them, `refuse` refuses them with
-UNAVAILABLE `NO_REPLICA` before anything is written (the append script counts the replicas
-itself too, so that a count a second old lets nothing through half-confirmed). When a replica is
-back and in sync, the next count finds it and appends wait for it again.
+UNAVAILABLE `NO_REPLICA` before anything is written (and the append script counts them itself
+first, so that a count made before the replica was lost writes nothing either). When a replica
+is back and in sync, the next count finds it and appends wait for it again.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ of one master is killed (the shard is then without replica, as after a failover)
 `degrade` acknowledges appends on the master at once and counts them, `refuse` refuses them with
 NO_REPLICA at once, writing nothing; an append that reached the master just before its replica
 was lost is not acknowledged, nor is its retry, until a replica has it; both leave the state by
-themselves when the replica is back.
+themselves when the replica is back. The same on one Redis server whose replica is detached, and
+the append script's count of good replicas is the store's.
 
 Then the whole system (`test_bot_games_go_on_while_a_killed_master_stays_down`): bot games
 through the gateways while a master is killed and stays down, its replica promoted and without
@@ -48,6 +49,7 @@ from infra.eventstore import (
     stream_key,
 )
 from infra.redis_cluster import HOST, EmbeddedRedisCluster
+from infra.redis_server import EmbeddedRedis
 from services.rules.domain import undo
 from shikoku.v1 import game_pb2
 from shikoku_sdk import Client, RandomPlayer, ShikokuError
@@ -274,6 +276,59 @@ async def test_a_write_on_the_master_alone_is_not_acknowledged_until_a_replica_h
     with redis.Redis(host=HOST, port=replica) as node:
         node.execute_command("READONLY")
         assert len(node.xrange(games.key(game))) == 3, "the replica lacks what was acknowledged"
+
+
+def replicate(replica: EmbeddedRedis, master: EmbeddedRedis | None) -> None:
+    """Makes `replica` replicate `master` (None: no one) and waits until the master agrees."""
+    with redis.Redis(host=HOST, port=replica.port) as node:
+        node.execute_command("REPLICAOF", *((HOST, master.port) if master else ("NO", "ONE")))
+    if master is None:
+        return
+    deadline = time.monotonic() + 10
+    with redis.Redis(host=HOST, port=master.port) as node:
+        while good_replicas(node.info("replication")) < 1:
+            assert time.monotonic() < deadline, "the replica did not come online"
+            time.sleep(0.02)
+
+
+async def test_one_redis_server_without_its_replica_follows_the_policy_too() -> None:
+    master, replica = EmbeddedRedis().start(), EmbeddedRedis().start()
+    client = redis.asyncio.Redis(host=HOST, port=master.port)
+    try:
+        replicate(replica, master)
+        degrading = EventStore(client, "game", Replication(1, WAIT_MS, "degrade"))
+        refusing = EventStore(client, "game", Replication(1, WAIT_MS, "refuse"))
+        assert await degrading.append("g-1", 0, event(0)) == 1
+        assert await refusing.append("g-2", 0, event(0)) == 1
+        replicate(replica, None)
+        await asyncio.sleep(RECOUNT_SECONDS)
+        before, start = degraded(), time.monotonic()
+        for n in range(1, 11):
+            assert await degrading.append("g-1", n, event(n)) == n + 1
+        with pytest.raises(NoReplica):
+            await refusing.append("g-2", 1, event(1))
+        assert time.monotonic() - start < AT_ONCE_S
+        assert degraded() - before == 10
+        assert without_replica() == 1
+        replicate(replica, master)
+
+        async def accepted_again() -> bool:
+            try:
+                await refusing.append("g-2", 1, event(1))
+            except NoReplica:
+                return False
+            return True
+
+        await until(accepted_again, RECOUNT_SECONDS + 3, "writes stayed refused")
+        before = degraded()
+        assert await degrading.append("g-1", 11, event(11)) == 12
+        assert degraded() == before
+        assert without_replica() == 0
+    finally:
+        await client.aclose()
+        replica.stop()
+        master.stop()
+        gc.collect()
 
 
 REPLICA_LINES = [
