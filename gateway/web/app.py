@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
 from gateway.web.codecs import codecs
+from gateway.web.connections import InFlightLimit
 from gateway.web.cors import with_cors
 from gateway.web.headers import HeaderText
 from gateway.web.limits import BODY_LIMIT_BYTES, BodyLimit
@@ -61,7 +62,11 @@ async def healthz(request: Request) -> Response:
     return PlainTextResponse("ok\n", headers={"cache-control": "no-store"})
 
 
-def web_application(channel: grpc.aio.Channel, origins: tuple[str, ...]) -> ASGIApp:
+def web_application(
+    channel: grpc.aio.Channel, origins: tuple[str, ...], max_in_flight: int = 0
+) -> ASGIApp:
+    """`max_in_flight`: requests served at once, beyond which one is answered 503 SERVER_BUSY
+    (gateway.web.connections; 0: no cap), inside CORS so that a page can read why."""
     api: list[BaseRoute] = [
         Mount(app.path, app=HeaderText(BodyLimit(app))) for app in connect_applications(channel)
     ]
@@ -70,4 +75,4 @@ def web_application(channel: grpc.aio.Channel, origins: tuple[str, ...]) -> ASGI
         *api,
         Mount("/", app=static_files()),
     ]
-    return with_cors(Starlette(routes=routes), origins)
+    return with_cors(InFlightLimit(Starlette(routes=routes), max_in_flight), origins)

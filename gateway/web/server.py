@@ -17,7 +17,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from gateway.web.app import web_application
-from gateway.web.connections import ConnectionLimits, InFlightLimit, protocol_for
+from gateway.web.connections import ConnectionLimits, protocol_for
 from gateway.web.cors import allowed_origins
 from infra.config import Addresses, service_channel
 from infra.observability import observe_process
@@ -47,11 +47,12 @@ def split_address(address: str) -> tuple[str, int]:
 
 
 def server_for(app: ASGIApp, address: str, limits: ConnectionLimits) -> uvicorn.Server:
-    """uvicorn serving `app` with the connection limits of gateway.web.connections: its own
-    `limit_concurrency` is off, as it counts idle sockets."""
+    """uvicorn serving `app` with the connection limits of gateway.web.connections (`app` caps
+    its requests in flight itself): uvicorn's own `limit_concurrency` is off, as it counts idle
+    sockets."""
     host, port = split_address(address)
     config = uvicorn.Config(
-        InFlightLimit(app, limits.in_flight),
+        app,
         host=host,
         port=port,
         http=protocol_for(limits),
@@ -86,7 +87,7 @@ async def main() -> None:
         limits = dataclasses.replace(limits, connections=max(open_files - OWN_FILES, 1))
         log.info("web: at most %d connections, as RLIMIT_NOFILE allows", limits.connections)
     channel = service_channel(addresses.gateway)
-    app = web_application(channel, allowed_origins())
+    app = web_application(channel, allowed_origins(), limits.in_flight)
     server = server_for(app, addresses.web, limits)
     serving = asyncio.create_task(server.serve())
     while not server.started:

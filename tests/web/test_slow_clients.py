@@ -331,7 +331,8 @@ def test_the_process_holds_at_most_its_cap_of_connections(capped: str) -> None:
 
 def test_work_in_flight_not_sockets_is_answered_503(capped: str, web_api: System) -> None:
     """Two requests being served (their bodies still coming) take both slots: a third request
-    is answered 503 SERVER_BUSY with Retry-After, and once they are done, served again."""
+    is answered 503 SERVER_BUSY with Retry-After (and CORS headers), and once they are done,
+    served again."""
     slow = []
     for _ in range(2):
         sock = open_socket(capped, "127.0.0.4")
@@ -344,10 +345,14 @@ def test_work_in_flight_not_sockets_is_answered_503(capped: str, web_api: System
     try:
         time.sleep(0.3)  # both under way
         conn = connection(capped)
-        answer = connect_json(conn, "LobbyService/ListTables", {}, api_headers(web_api.api_key))
+        page = "https://play.example"
+        headers = {**api_headers(web_api.api_key), "origin": page}
+        answer = connect_json(conn, "LobbyService/ListTables", {}, headers)
         conn.close()
         assert answer.status == 503
         assert answer.headers["retry-after"] == "1"
+        # Readable by the page that asked, like every other refusal.
+        assert answer.headers.get("access-control-allow-origin") in ("*", page)
         error = answer.json()
         assert error["code"] == "unavailable"
         assert error["details"][0]["debug"]["reason"] == "SERVER_BUSY"
