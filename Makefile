@@ -115,6 +115,7 @@ soak: setup
 		tests/reliability/cluster/test_no_replica.py
 	SHIKOKU_FUZZ_EXAMPLES=400 $(BIN)/pytest -q --timeout 3600 tests/e2e/test_fuzz.py \
 		tests/web/test_long_characters.py
+	SHIKOKU_SLOW_CLIENTS=10000 $(BIN)/pytest -q -s --timeout 3600 -k slow_clients_hold tests/web/test_slow_clients.py tests/e2e/test_gateway_connections.py
 
 # The differential harness (docs/crosscheck.md), not part of `make test`: N seeded bot games over
 # PLAYERS, replayed on the 18xx.games site's engine (Ruby; SITE_ENGINE, REQUIRE_ALL) and by ours,
