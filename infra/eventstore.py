@@ -299,7 +299,13 @@ class ReplicaCounts:
                 info = await self._redis.execute_command("INFO", "replication")
             else:
                 info = await self._redis.execute_command("INFO", "replication", target_nodes=node)
-            replicas = good_replicas(cast(Mapping[str, Any], info))
+            info = cast(Mapping[str, Any], info)
+            if info.get("role") != "master":
+                # A slot map not yet refreshed after a failover: no count, and appends go on
+                # as with replicas (their WAIT meets the stale map as before).
+                self._counts.pop(name, None)
+                return self.wanted
+            replicas = good_replicas(info)
             self._counts[name] = _Count(replicas, time.monotonic())
             return replicas
         except Exception:

@@ -44,6 +44,7 @@ from infra.eventstore import (
     NewEvent,
     NoReplica,
     NotReplicated,
+    ReplicaCounts,
     Replication,
     good_replicas,
     stream_key,
@@ -276,6 +277,26 @@ async def test_a_write_on_the_master_alone_is_not_acknowledged_until_a_replica_h
     with redis.Redis(host=HOST, port=replica) as node:
         node.execute_command("READONLY")
         assert len(node.xrange(games.key(game))) == 3, "the replica lacks what was acknowledged"
+
+
+async def test_a_node_that_is_no_master_is_no_shard_without_replica(
+    cluster: EmbeddedRedisCluster, client: RedisCluster
+) -> None:
+    """As a client's slot map may still name a failed-over master that came back a replica: its
+    INFO shows no replicas, and that must not pass for a master without any."""
+    counts = ReplicaCounts(client, 1)
+    replica = client.get_node(host=HOST, port=cluster.replica_ports()[0])
+    assert replica is not None
+    assert await counts.replicas(replica) == 1
+    assert counts.without_replica(time.monotonic()) == set()
+    master = client.get_primaries()[0]
+    assert await counts.replicas(master) == 1
+    lonely = lose_replica(cluster, int(master.port))
+    try:
+        assert await counts.replicas(master, fresh=True) == 0
+        assert counts.without_replica(time.monotonic()) == {master.name}
+    finally:
+        cluster.restart(lonely)
 
 
 def replicate(replica: EmbeddedRedis, master: EmbeddedRedis | None) -> None:
