@@ -24,14 +24,24 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from infra import deployment_token
 from infra.redis_server import free_port
 from services.routes import wire
-from services.routes.engine.graph import TrackGraph
+from services.routes.engine.graph import TrackGraph, route_hexes
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import evaluate
 from services.routes.shell.pool import needs_search
+from services.rules.domain.route_pricing import corporation_graph
+from services.rules.domain.state import OperatingRound, Step
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc
+from shikoku_sdk import Client as SdkClient
 from shikoku_sdk.errors import ShikokuError
+from tests.e2e.api import System
+from tests.e2e.observing import metrics_urls, scrape, total
 from tests.routes.pathological import pathological_graph, pathological_message
 from tests.routes.randgraph import random_graph
+from tests.shared import SITE_GAMES
+from tools.sitelog.export_format import load
+from tools.sitelog.gateway_table import GatewayTable
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import step_through
 from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.e2e
@@ -281,3 +291,34 @@ async def test_sigterm_lets_a_running_search_answer_then_stops_the_pool() -> Non
     assert not any(Path(f"/proc/{w}").exists() for w in workers), "no worker outlives it"
     assert "routes stopped" in log.getvalue()
     assert "Traceback" not in log.getvalue(), log.getvalue()
+
+
+def test_optimize_through_the_gateway_is_searched_by_the_pool(system: System) -> None:
+    """The public path, gateway to rules' graph to a worker: the routes a real game's
+    corporation first runs (game 314), as the solver in process finds them, the search counted
+    by the routes process's pool."""
+    game = load(SITE_GAMES / "314.json")
+    here = InProcessTable(game)
+    routes = metrics_urls(system.output)["routes"]
+
+    def searched() -> float:
+        return sum(total(scrape(url), "shikoku_route_search_seconds_count") for url in routes)
+
+    before = searched()
+    with SdkClient(system.gateway, api_key=system.api_key) as client:
+        there = GatewayTable(game, client)
+        for _ in zip(step_through(game, here), step_through(game, there), strict=False):
+            round_ = here.state.round
+            if isinstance(round_, OperatingRound) and round_.current and round_.step is Step.ROUTES:
+                graph = corporation_graph(here.state, round_.current)
+                if needs_search(wire.graph_to_proto(graph)):
+                    break
+        else:
+            raise AssertionError("no corporation of the game ran trains")
+        solution = client.best_routes(there.game_id, round_.current)
+    expected = solve(graph)
+    assert solution.proven and solution.revenue == expected.revenue > 0
+    assert [(r.train, tuple(r.hexes), r.revenue) for r in solution.routes] == [
+        (graph.trains[r.train].name, route_hexes(graph, r), r.revenue) for r in expected.routes
+    ]
+    assert searched() == before + 1
