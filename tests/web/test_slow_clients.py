@@ -16,7 +16,6 @@ import statistics
 import subprocess
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +23,7 @@ import pytest
 from infra.redis_server import free_port
 from tests.e2e.api import Client, System, started_table
 from tests.e2e.launch import SHIKOKU
+from tests.e2e.observing import scrape, total
 from tests.e2e.slow_clients import SlowClients, slow_clients_count
 from tests.web.wire import END_STREAM, api_headers, connect_json, connection, envelope, read_frame
 
@@ -156,10 +156,16 @@ def get_healthz(address: str, source: str = "127.0.0.1") -> tuple[int, float]:
 
 def connections_open(address: str) -> int:
     """The web process's own count of its open connections (its metrics)."""
-    with urllib.request.urlopen(f"http://{METRICS[address]}/metrics", timeout=10) as answer:
-        text = answer.read().decode()
-    [line] = [line for line in text.splitlines() if line.startswith(f"{OPEN_GAUGE} ")]
-    return int(float(line.split()[1]))
+    text = scrape(f"http://{METRICS[address]}/metrics")
+    if f"# TYPE {OPEN_GAUGE} " not in text:
+        raise ValueError(f"no {OPEN_GAUGE} in the web process's metrics")
+    return int(total(text, OPEN_GAUGE))
+
+
+def closed_for(address: str, reason: str) -> float:
+    """How many connections the web process says it closed for `reason` (its metrics)."""
+    text = scrape(f"http://{METRICS[address]}/metrics")
+    return total(text, "shikoku_web_connections_closed_total", reason=reason)
 
 
 def wait_accepted(address: str, count: int, timeout: float) -> None:
@@ -173,7 +179,8 @@ def wait_accepted(address: str, count: int, timeout: float) -> None:
 
 def test_half_sent_requests_are_closed_within_the_header_timeout(short_timers: str) -> None:
     """A request line and one header, a connection with nothing, and a request trickling in
-    a byte at a time: each closed about a second after it began."""
+    a byte at a time: each closed about a second after it began, and counted."""
+    before = closed_for(short_timers, "HEADER_TIMEOUT")
     started = time.monotonic()
     half = open_socket(short_timers)
     half.sendall(b"GET /healthz HTTP/1.1\r\nHost: web.example\r\n")
@@ -204,6 +211,7 @@ def test_half_sent_requests_are_closed_within_the_header_timeout(short_timers: s
     # Part of a request came: told why. Nothing came: nothing to answer.
     assert half_answer.startswith(b"HTTP/1.1 408 "), half_answer
     assert silent_answer == b""
+    assert closed_for(short_timers, "HEADER_TIMEOUT") == before + 3
 
 
 def test_a_body_that_never_comes_is_closed_within_the_body_timeout(short_timers: str) -> None:
@@ -299,6 +307,7 @@ def test_one_address_holds_at_most_its_cap_while_others_are_served(capped: str) 
         extra.close()
         assert answer == b"", "closed, not answered"
         assert after < 1.0, "closed at once (its header timeout is 60 s)"
+        assert closed_for(capped, "TOO_MANY_FROM_ADDRESS") >= 1
         assert get_healthz(capped, "127.0.0.3")[0] == 200
         # One of the four goes: the address may open another.
         held.pop().close()
@@ -321,6 +330,7 @@ def test_the_process_holds_at_most_its_cap_of_connections(capped: str) -> None:
         extra.close()
         assert answer == b"", "closed, not answered 503"
         assert after < 1.0
+        assert closed_for(capped, "TOO_MANY_CONNECTIONS") >= 1
     finally:
         for sock in held:
             sock.close()
