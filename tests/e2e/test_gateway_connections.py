@@ -177,13 +177,15 @@ def test_pings_are_welcome_at_the_allowed_pace_and_a_flood_is_sent_away(gateway:
             polite.ping()
             time.sleep(2 * MIN_PING_SECONDS)
         polite.sock.settimeout(0.3)
-        kinds = []
+        goodbyes = []  # the idle time may come on a slow machine: only a ping strike counts
         try:
             while (received := polite.next_frame()) is not None:
-                kinds.append(received[0])
+                kind, _, payload = received
+                if kind == GOAWAY:
+                    goodbyes.append((int.from_bytes(payload[4:8], "big"), payload[8:]))
         except TimeoutError:
             pass
-        assert GOAWAY not in kinds, "sent away for pinging at the allowed pace"
+        assert not [code for code, _ in goodbyes if code == ENHANCE_YOUR_CALM], goodbyes
     finally:
         polite.close()
 
