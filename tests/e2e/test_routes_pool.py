@@ -145,10 +145,13 @@ def children(pid: int) -> dict[int, bytes]:
     return found
 
 
+def fork_servers_of(pid: int) -> set[int]:
+    return {child for child, command in children(pid).items() if b"forkserver" in command}
+
+
 def workers_of(pid: int) -> set[int]:
     """The pool's worker processes: those the service's multiprocessing fork server made."""
-    servers = [child for child, command in children(pid).items() if b"forkserver" in command]
-    return {worker for server in servers for worker in children(server)}
+    return {worker for server in fork_servers_of(pid) for worker in children(server)}
 
 
 async def timed(call: Callable[[], Awaitable[object]]) -> float:
@@ -322,3 +325,25 @@ def test_optimize_through_the_gateway_is_searched_by_the_pool(system: System) ->
         (graph.trains[r.train].name, route_hexes(graph, r), r.revenue) for r in expected.routes
     ]
     assert searched() == before + 1
+
+
+async def test_no_worker_outlives_a_routes_process_that_was_killed() -> None:
+    """A routes process killed (SIGKILL) in the middle of a search that has no deadline: its
+    worker exits, and the fork server with it, rather than searching (or waiting on a queue no
+    one writes to) for ever beside the process that replaces it."""
+    routes = start_routes(SHIKOKU_ROUTES_WORKERS="1")
+    process = routes.process.process
+    workers = workers_of(process.pid) | fork_servers_of(process.pid)
+    assert len(workers) == 2
+    async with grpc.aio.insecure_channel(routes.address) as channel:
+        engine = routes_pb2_grpc.RouteEngineStub(channel)
+        request = routes_pb2.SolveRequest(graph=pathological_message())
+        search = asyncio.ensure_future(engine.Solve(request, metadata=SECRET))
+        await routes.until_searches(1)
+        routes.process.kill()
+        with pytest.raises(grpc.RpcError):
+            await search
+    deadline = time.monotonic() + 5
+    while any(Path(f"/proc/{worker}").exists() for worker in workers):
+        assert time.monotonic() < deadline, "the worker or its fork server lives on"
+        await asyncio.sleep(0.05)

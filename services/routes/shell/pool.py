@@ -24,8 +24,8 @@ A worker that dies (killed, out of memory) breaks the executor: the searches it 
 those waiting, end with UNAVAILABLE `SOLVER_LOST` (retry), and a fresh pool takes its place.
 Workers ignore SIGINT (a Ctrl-C reaches the whole process group): the service stops them. On
 stopping, a flag they share makes every running search answer with the best it has at once,
-and the pool is shut down; a worker whose fork server is gone (the service died) stops its
-search the same way.
+and the pool is shut down. A worker whose service died (SIGKILL, no shutdown) exits at once: a
+pipe the service holds open, and never writes, ends.
 """
 
 from __future__ import annotations
@@ -38,12 +38,14 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import timedelta
+from multiprocessing.connection import Connection
 from typing import Any
 
 from infra.deadlines import MonotonicDeadline
@@ -130,6 +132,8 @@ class SolverPool:
         self._context.set_forkserver_preload(_preload())
         # Shared with every worker: set once, when the service stops.
         self._stopping: Any = self._context.RawValue(ctypes.c_bool, False)
+        # Never written; its end here closes when this process ends, however it ends.
+        self._alive, self._alive_here = self._context.Pipe(duplex=False)
         self._executor = self._new_executor()
         #: Searches taken and not yet ended, with their deadline's instant.
         self._admitted: dict[Future[bytes], float | None] = {}
@@ -141,7 +145,7 @@ class SolverPool:
             self.settings.workers,
             mp_context=self._context,
             initializer=_start_worker,
-            initargs=(self._stopping,),
+            initargs=(self._stopping, self._alive),
         )
         # Each submission starts a worker until there are enough: all of them now, not while
         # searches wait.
@@ -246,31 +250,37 @@ def _lost(message: str) -> Rejected:
 # In the worker processes.
 
 _stop_flag: Any = None
-_parent = 0
 
 
-def _start_worker(stopping: Any) -> None:
-    global _stop_flag, _parent
+def _start_worker(stopping: Any, alive: Connection) -> None:
+    global _stop_flag
+    _stop_flag = stopping
     # The service stops its workers itself when a Ctrl-C reaches the whole process group.
     # (SIGTERM stays fatal: it is how the executor ends the workers of a broken pool.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Searches are the machine's background work: the service's event loop, and the other
     # services beside it, come first when the CPUs are busy.
     os.nice(WORKER_NICENESS)
-    # The fork server, which exits with the service: a worker whose parent changes is orphaned.
-    _stop_flag, _parent = stopping, os.getppid()
+    threading.Thread(target=_leave_with_the_service, args=(alive,), daemon=True).start()
+
+
+def _leave_with_the_service(alive: Connection) -> None:
+    """Exits once the service has (killed, it never shut its pool down): otherwise a worker
+    would wait on its queue, or search, for ever, and the fork server with it (each worker
+    holds the end of the pipe the fork server watches)."""
+    with contextlib.suppress(EOFError, OSError):
+        alive.recv_bytes()
+    os._exit(0)
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerDeadline:
-    """The caller's instant, or sooner: the service stopping, or gone."""
+    """The caller's instant, or sooner: when the service stops."""
 
     at: float | None
 
     def passed(self) -> bool:
         if _stop_flag is not None and _stop_flag.value:
-            return True
-        if _parent and os.getppid() != _parent:
             return True
         return self.at is not None and time.monotonic() > self.at
 
