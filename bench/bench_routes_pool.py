@@ -35,8 +35,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -55,6 +54,7 @@ from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc
 from tests.routes.pathological import pathological_graph
 from tools.supervisor import ServiceProcess
 
+REPO = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("SHIKOKU_POOL_REPEATS", "15"))
 LONG_SECONDS = 3.0
 TICK_SECONDS = 0.05
