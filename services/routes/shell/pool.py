@@ -12,8 +12,9 @@ What crosses to a worker is small: the track graph as its serialized protobuf (a
 graph's dataclasses cost a millisecond or more each way to pickle) and the deadline's instant;
 the answer comes back as a serialized `Solution`. The deadline is an instant on the monotonic
 clock, which on Linux (CLOCK_MONOTONIC) is the machine's and so the same in every process; the
-worker's search stops at it as it would in process, and a search still waiting for a worker
-when its caller gives up is dropped from the queue.
+worker's search stops at it as it would in process. A search still waiting when its caller
+gives up is dropped from the queue (or, if the executor had already handed it on, starts past
+its deadline and answers at once).
 
 Workers are forked by multiprocessing's fork server, which has imported the solver and the
 service's modules once, so a worker starts in milliseconds (never forked from the service
