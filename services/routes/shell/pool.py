@@ -117,8 +117,10 @@ warnings.filterwarnings(
 def _preload() -> list[str]:
     """What the fork server imports once, so that a worker starts in milliseconds: this module
     (the solver) and the process's main module, which every worker would import again."""
-    main = getattr(sys.modules["__main__"], "__spec__", None)
-    return ["__main__", __name__, *([main.name] if main is not None and main.name else [])]
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    main = getattr(spec, "name", None) or ""
+    # A package's `__main__` runs its program when imported (and multiprocessing leaves it be).
+    return ["__main__", __name__, *([main] if main and not main.endswith("__main__") else [])]
 
 
 def needs_search(graph: pb.TrackGraph) -> bool:
