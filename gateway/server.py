@@ -28,7 +28,7 @@ from infra.grpc_server import Context, serve
 from infra.metrics import watch_cache
 from infra.observability import observe_process
 from infra.open_files import raise_open_files_limit
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.rules.codec import event_to_proto
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
@@ -58,7 +58,6 @@ DEFAULT_MAX_CONCURRENT_STREAMS = 4_000
 DEFAULT_KEEPALIVE_MIN_PING_SECONDS = 10.0
 #: Pings more often than the minimum a client may send before it is sent away (GOAWAY).
 MAX_PING_STRIKES = 2
-
 
 
 class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
@@ -240,7 +239,7 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
         forever; an empty batch when there is nothing new for them."""
         if await self._events.version(game_id) == 0:
             raise Rejected(
-                "GAME_NOT_FOUND", f"no game {game_id}", Kind.NOT_FOUND, {"game_id": game_id}
+                "GAME_NOT_FOUND", f"no game {quoted(game_id)}", Kind.NOT_FOUND, {"game_id": game_id}
             )
         delay = current_grant().delay_actions
         view = SpectatorView(delay)

@@ -48,7 +48,12 @@ async def forward(
 
 
 async def relay_error(error: grpc.aio.AioRpcError, context: Context) -> None:
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except ValueError:
+        # Details whose code is not the call's (trailers cut on the way, a foreign upstream):
+        # the call's own code and message are still the truth; an UNKNOWN would not be.
+        status = None
     if status is not None:
         await context.abort_with_status(  # type: ignore[attr-defined]  # grpc-stubs lags grpc.aio
             rpc_status.to_status(status)

@@ -395,9 +395,7 @@ def test_fresh_clients_are_answered_at_once_while_slow_clients_hold_thousands(
             health.append((status, seconds))
             started = time.monotonic()
             conn = connection(roomy, timeout=10)
-            answer = connect_json(
-                conn, "LobbyService/ListTables", {}, api_headers(web_api.api_key)
-            )
+            answer = connect_json(conn, "LobbyService/ListTables", {}, api_headers(web_api.api_key))
             conn.close()
             calls.append((answer.status, time.monotonic() - started))
         held = slow.report().held

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from infra.deployment_token import deployment_token
 from infra.eventstore import EventStore, NewEvent, VersionConflict
-from infra.rejection import Kind, Rejected
+from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables, tournament
 from services.lobby.domain.access import Caller, require_registered_host, require_tournament_host
 from services.lobby.domain.clocks import ClockSettings
@@ -76,7 +76,7 @@ class TournamentRepository:
         if not found.exists:
             raise Rejected(
                 "TOURNAMENT_NOT_FOUND",
-                f"no tournament {tournament_id!r}",
+                f"no tournament {quoted(tournament_id)!r}",
                 Kind.NOT_FOUND,
                 {"tournament_id": tournament_id},
             )
