@@ -31,7 +31,7 @@ class Disagreeing(title_pb2_grpc.TitleServiceServicer):
 
 
 class Forwarding(title_pb2_grpc.TitleServiceServicer):
-    def __init__(self, upstream: title_pb2_grpc.TitleServiceStub) -> None:
+    def __init__(self, upstream: title_pb2_grpc.TitleServiceAsyncStub) -> None:
         self._upstream = upstream
 
     async def GetTitle(self, request: title_pb2.GetTitleRequest, context: Any) -> title_pb2.Title:
@@ -51,10 +51,11 @@ async def started(servicer: title_pb2_grpc.TitleServiceServicer) -> tuple[grpc.a
 async def forwarder() -> AsyncIterator[str]:
     upstream, upstream_address = await started(Disagreeing())
     channel = grpc.aio.insecure_channel(upstream_address)
-    front, address = await started(Forwarding(title_pb2_grpc.TitleServiceStub(channel)))
+    upstream_stub = title_pb2_grpc.TitleServiceStub(channel)
+    front, address = await started(Forwarding(upstream_stub))
     yield address
     await front.stop(0)
-    await channel.close()
+    await channel.close(None)
     await upstream.stop(0)
 
 
