@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
 
 import grpc
 
@@ -23,7 +24,7 @@ from gateway.stream_quota import StreamQuota
 from gateway.watching import GameWatchers
 from infra.config import Addresses, connect_redis, listen_address, service_channel
 from infra.eventstore import EventStore, StoredEvent
-from infra.forwarding import forward, relay_error
+from infra.forwarding import add_service, forward, relay_error
 from infra.grpc_server import Context, serve
 from infra.metrics import watch_cache
 from infra.observability import observe_process
@@ -34,13 +35,8 @@ from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
 from shikoku.v1 import (
     game_pb2,
-    game_pb2_grpc,
-    lobby_pb2,
-    lobby_pb2_grpc,
     routes_pb2,
     routes_pb2_grpc,
-    title_pb2,
-    title_pb2_grpc,
 )
 
 STREAM_QUIET = 15.0
@@ -60,90 +56,10 @@ DEFAULT_KEEPALIVE_MIN_PING_SECONDS = 10.0
 MAX_PING_STRIKES = 2
 
 
-class LobbyGateway(lobby_pb2_grpc.LobbyServiceServicer):
-    def __init__(self, lobby: lobby_pb2_grpc.LobbyServiceAsyncStub) -> None:
-        self._lobby = lobby
+class GameGateway:
+    """GameService: every method adds policy (the seat acting, the spectator's view), and the
+    streams are read from the event log itself."""
 
-    async def CreateTable(
-        self, request: lobby_pb2.CreateTableRequest, context: Context
-    ) -> lobby_pb2.CreateTableResponse:
-        return await forward(self._lobby.CreateTable, request, context)
-
-    async def GetTable(
-        self, request: lobby_pb2.GetTableRequest, context: Context
-    ) -> lobby_pb2.Table:
-        return await forward(self._lobby.GetTable, request, context)
-
-    async def ListTables(
-        self, request: lobby_pb2.ListTablesRequest, context: Context
-    ) -> lobby_pb2.ListTablesResponse:
-        return await forward(self._lobby.ListTables, request, context)
-
-    async def RegisterPlayer(
-        self, request: lobby_pb2.RegisterPlayerRequest, context: Context
-    ) -> lobby_pb2.RegisterPlayerResponse:
-        return await forward(self._lobby.RegisterPlayer, request, context)
-
-    async def RevokeCredential(
-        self, request: lobby_pb2.RevokeCredentialRequest, context: Context
-    ) -> lobby_pb2.RevokeCredentialResponse:
-        return await forward(self._lobby.RevokeCredential, request, context)
-
-    async def ReplaceSeat(
-        self, request: lobby_pb2.ReplaceSeatRequest, context: Context
-    ) -> lobby_pb2.JoinTableResponse:
-        return await forward(self._lobby.ReplaceSeat, request, context)
-
-    async def CreateTournament(
-        self, request: lobby_pb2.CreateTournamentRequest, context: Context
-    ) -> lobby_pb2.Tournament:
-        return await forward(self._lobby.CreateTournament, request, context)
-
-    async def StartRound(
-        self, request: lobby_pb2.StartRoundRequest, context: Context
-    ) -> lobby_pb2.Tournament:
-        return await forward(self._lobby.StartRound, request, context)
-
-    async def GetTournament(
-        self, request: lobby_pb2.GetTournamentRequest, context: Context
-    ) -> lobby_pb2.Tournament:
-        return await forward(self._lobby.GetTournament, request, context)
-
-    async def ExportStandings(
-        self, request: lobby_pb2.ExportStandingsRequest, context: Context
-    ) -> lobby_pb2.ExportStandingsResponse:
-        return await forward(self._lobby.ExportStandings, request, context)
-
-    async def SetReady(
-        self, request: lobby_pb2.SetReadyRequest, context: Context
-    ) -> lobby_pb2.Table:
-        return await forward(self._lobby.SetReady, request, context)
-
-    async def AbandonTable(
-        self, request: lobby_pb2.AbandonTableRequest, context: Context
-    ) -> lobby_pb2.Table:
-        return await forward(self._lobby.AbandonTable, request, context)
-
-    async def JoinTable(
-        self, request: lobby_pb2.JoinTableRequest, context: Context
-    ) -> lobby_pb2.JoinTableResponse:
-        return await forward(self._lobby.JoinTable, request, context)
-
-    async def LeaveTable(
-        self, request: lobby_pb2.LeaveTableRequest, context: Context
-    ) -> lobby_pb2.Table:
-        return await forward(self._lobby.LeaveTable, request, context)
-
-    async def StartTable(
-        self, request: lobby_pb2.StartTableRequest, context: Context
-    ) -> lobby_pb2.StartTableResponse:
-        return await forward(self._lobby.StartTable, request, context)
-
-    async def EndGame(self, request: lobby_pb2.EndGameRequest, context: Context) -> lobby_pb2.Table:
-        return await forward(self._lobby.EndGame, request, context)
-
-
-class GameGateway(game_pb2_grpc.GameServiceServicer):
     def __init__(
         self,
         rules: rules_pb2_grpc.RulesServiceAsyncStub,
@@ -289,7 +205,10 @@ class GameGateway(game_pb2_grpc.GameServiceServicer):
             raise
 
 
-class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
+class RoutesGateway:
+    """RoutesService's one method that adds policy: a game's routes only for those who see its
+    present board. Any other method of the service is forwarded to the routes service."""
+
     def __init__(
         self, routes: routes_pb2_grpc.RoutesServiceAsyncStub, spectators: SpectatorGate
     ) -> None:
@@ -304,16 +223,27 @@ class RoutesGateway(routes_pb2_grpc.RoutesServiceServicer):
         return await forward(self._routes.Optimize, request, context)
 
 
-class TitleGateway(title_pb2_grpc.TitleServiceServicer):
-    """Forwards to the rules service, which answers from the data it plays by."""
+@dataclass(frozen=True)
+class Served:
+    """How the gateway serves one public service: a method `servicer` defines (it adds policy)
+    wins; every other method is forwarded to the same method at `upstream`."""
 
-    def __init__(self, titles: title_pb2_grpc.TitleServiceAsyncStub) -> None:
-        self._titles = titles
+    servicer: object = None
+    upstream: grpc.aio.Channel | None = None
 
-    async def GetTitle(
-        self, request: title_pb2.GetTitleRequest, context: Context
-    ) -> title_pb2.Title:
-        return await forward(self._titles.GetTitle, request, context)
+
+def serve_public_api(server: grpc.aio.Server, served: Mapping[str, Served]) -> list[str]:
+    """Every service of the public API on `server`, each method built from its descriptor
+    (`infra.forwarding.service_handlers`), so a method added to a public proto is served
+    without a line here; a service or method that nothing serves stops the gateway at start.
+    Returns the services' full names."""
+    names = [service.full_name for service in public_services()]
+    if missing := set(names) - set(served):
+        raise LookupError(f"gateway: nothing serves {', '.join(sorted(missing))}")
+    for service in public_services():
+        how = served[service.full_name]
+        add_service(server, service, how.servicer, how.upstream)
+    return names
 
 
 def connection_options() -> list[tuple[str, int]]:
@@ -371,9 +301,6 @@ async def main() -> None:
     limits = Limits.from_env()
 
     def register(server: grpc.aio.Server) -> Iterable[str]:
-        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyGateway(lobby_pb2_grpc.LobbyServiceStub(lobby_channel)), server
-        )
         events = EventStore(redis, "game")
         spectators = SpectatorGate(events)
         games = GameGateway(
@@ -384,14 +311,18 @@ async def main() -> None:
             limits.trusted_proxies,
         )
         games.watch_metrics()
-        game_pb2_grpc.add_GameServiceServicer_to_server(games, server)
-        routes_pb2_grpc.add_RoutesServiceServicer_to_server(
-            RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel), spectators), server
+        routes = RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel), spectators)
+        return serve_public_api(
+            server,
+            {
+                # The lobby serves the public LobbyService itself: every method is forwarded.
+                "shikoku.v1.LobbyService": Served(upstream=lobby_channel),
+                "shikoku.v1.GameService": Served(games),
+                "shikoku.v1.RoutesService": Served(routes, routes_channel),
+                # The rules service answers from the very data it plays by.
+                "shikoku.v1.TitleService": Served(upstream=rules_channel),
+            },
         )
-        title_pb2_grpc.add_TitleServiceServicer_to_server(
-            TitleGateway(title_pb2_grpc.TitleServiceStub(rules_channel)), server
-        )
-        return [service.full_name for service in public_services()]
 
     async def stop() -> None:
         revocations.cancel()

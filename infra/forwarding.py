@@ -1,11 +1,15 @@
-"""Passing a call on to an upstream service, with its credential, deadline and errors intact."""
+"""Passing a call on to an upstream service, with its credential, deadline and errors intact;
+and a whole service served that way, built from its descriptor (`service_handlers`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from grpc_status import rpc_status
 
 from infra.grpc_types import Context
@@ -14,6 +18,10 @@ Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 
 DEFAULT_DEADLINE_SECONDS = 10.0
+
+#: A method's behaviour as grpc.aio calls it: (request, context) -> a response, or an async
+#: iterator of responses. `Any` at this seam only: the servicers' own methods stay typed.
+Behaviour = Callable[[Any, Context], Any]
 
 
 def _forwarded_metadata(
@@ -47,6 +55,27 @@ async def forward(
         raise
 
 
+async def forward_stream(
+    call: Callable[..., grpc.aio.UnaryStreamCall[Req, Resp]],
+    request: Req,
+    context: Context,
+) -> AsyncIterator[Resp]:
+    """Streams `call(request)` from upstream message by message, within the caller's own
+    deadline only (a stream has none of its own); an upstream error ends this call as in
+    `forward`, and this call ending first (the caller gone) cancels the upstream one."""
+    responses = call(
+        request, metadata=_forwarded_metadata(context), timeout=context.time_remaining()
+    )
+    try:
+        async for response in responses:
+            yield response
+    except grpc.aio.AioRpcError as error:
+        await relay_error(error, context)
+        raise
+    finally:
+        responses.cancel()
+
+
 async def relay_error(error: grpc.aio.AioRpcError, context: Context) -> None:
     try:
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
@@ -59,3 +88,83 @@ async def relay_error(error: grpc.aio.AioRpcError, context: Context) -> None:
             rpc_status.to_status(status)
         )
     await context.abort(error.code(), error.details() or "")
+
+
+def _forwarder(method: MethodDescriptor, upstream: grpc.aio.Channel) -> Behaviour:
+    """`method` passed on to the same method (the same path) at `upstream`."""
+    path = f"/{method.containing_service.full_name}/{method.name}"
+    request = message_factory.GetMessageClass(method.input_type)
+    response = message_factory.GetMessageClass(method.output_type)
+    codec: dict[str, Any] = {
+        "request_serializer": request.SerializeToString,
+        "response_deserializer": response.FromString,
+    }
+    if method.server_streaming:
+        stream: Any = upstream.unary_stream(path, **codec)
+
+        async def streamed(request: Any, context: Context) -> AsyncIterator[Any]:
+            async for message in forward_stream(stream, request, context):
+                yield message
+
+        return streamed
+    call: Any = upstream.unary_unary(path, **codec)
+
+    async def unary(request: Any, context: Context) -> Any:
+        return await forward(call, request, context)
+
+    return unary
+
+
+def service_handlers(
+    service: ServiceDescriptor, servicer: object = None, upstream: grpc.aio.Channel | None = None
+) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
+    """A handler for every method of `service`, by method name: the servicer's method of the
+    same name where its class defines one (an override: a method that adds policy), else the
+    call forwarded to the same method at `upstream`. A method with neither, or an override
+    that streams where the method does not (or the other way), fails here, when the server is
+    built, rather than at its first call. The API has no client-streaming methods."""
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+    for method in service.methods:
+        name = f"{service.full_name}/{method.name}"
+        if method.client_streaming:
+            raise TypeError(f"{name}: client streaming is not forwarded")
+        own: Behaviour | None = getattr(servicer, method.name, None)
+        if own is not None:
+            streams = inspect.isasyncgenfunction(own)
+            if streams != method.server_streaming or not (
+                streams or inspect.iscoroutinefunction(own)
+            ):
+                kind = "an async generator" if method.server_streaming else "a coroutine"
+                raise TypeError(f"{name}: {type(servicer).__name__}.{method.name} must be {kind}")
+            behaviour = own
+        elif upstream is not None:
+            behaviour = _forwarder(method, upstream)
+        else:
+            raise LookupError(f"{name}: neither served here nor forwarded anywhere")
+        codec: dict[str, Any] = {
+            "request_deserializer": message_factory.GetMessageClass(method.input_type).FromString,
+            "response_serializer": message_factory.GetMessageClass(
+                method.output_type
+            ).SerializeToString,
+        }
+        handlers[method.name] = (
+            grpc.unary_stream_rpc_method_handler(behaviour, **codec)
+            if method.server_streaming
+            else grpc.unary_unary_rpc_method_handler(behaviour, **codec)
+        )
+    return handlers
+
+
+def add_service(
+    server: grpc.aio.Server,
+    service: ServiceDescriptor,
+    servicer: object = None,
+    upstream: grpc.aio.Channel | None = None,
+) -> None:
+    """Serves `service` on `server` (as its generated `add_..._to_server` would) with
+    `service_handlers`; the server's interceptors apply to its every method alike."""
+    handlers = service_handlers(service, servicer, upstream)
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+    )
+    server.add_registered_method_handlers(service.full_name, handlers)  # type: ignore[attr-defined]

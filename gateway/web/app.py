@@ -22,6 +22,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
+from gateway.public_api import public_services
 from gateway.web.codecs import codecs
 from gateway.web.connections import InFlightLimit
 from gateway.web.cors import with_cors
@@ -29,17 +30,8 @@ from gateway.web.headers import HeaderText
 from gateway.web.limits import BODY_LIMIT_BYTES, BodyLimit
 from gateway.web.observed import ObservesWebCalls
 from gateway.web.pages import static_files
-from gateway.web.services import (
-    GameServiceForwarder,
-    LobbyServiceForwarder,
-    RoutesServiceForwarder,
-    TitleServiceForwarder,
-)
+from gateway.web.services import connect_application
 from infra.observability import call_observers
-from shikoku.server.game_connect import GameServiceASGIApplication
-from shikoku.server.lobby_connect import LobbyServiceASGIApplication
-from shikoku.server.routes_connect import RoutesServiceASGIApplication
-from shikoku.server.title_connect import TitleServiceASGIApplication
 
 
 def connect_applications(channel: grpc.aio.Channel) -> list[ConnectASGIApplication[Any]]:
@@ -50,12 +42,7 @@ def connect_applications(channel: grpc.aio.Channel) -> list[ConnectASGIApplicati
         "codecs": codecs(),
         "interceptors": [ObservesWebCalls(call_observers())],
     }
-    return [
-        LobbyServiceASGIApplication(LobbyServiceForwarder(channel), **options),
-        GameServiceASGIApplication(GameServiceForwarder(channel), **options),
-        RoutesServiceASGIApplication(RoutesServiceForwarder(channel), **options),
-        TitleServiceASGIApplication(TitleServiceForwarder(channel), **options),
-    ]
+    return [connect_application(service, channel, **options) for service in public_services()]
 
 
 async def healthz(request: Request) -> Response:
