@@ -24,7 +24,6 @@ from services.routes.engine.graph import TrackGraph, Train, route_hexes
 from services.routes.engine.solver import solve
 from services.rules import board
 from services.rules.board.upgrades import fits
-from services.rules.domain.title import load_title as load_rules_title
 
 
 class PositionError(ValueError):
@@ -41,13 +40,13 @@ class Position:
 def read_position(raw: Any, title: str = "1889") -> Position:
     if not isinstance(raw, dict):
         raise PositionError("a position is a JSON object with phase, tiles, tokens and trains")
-    rules = load_rules_title(title)
+    rules = board.load_title(title)
     phases = [phase.name for phase in rules.phases]
     phase = str(raw.get("phase", ""))
     if phase not in phases:
         raise PositionError(f"phase {phase!r} is not one of {phases}")
-    here = _with_tiles(board.initial_position(board.load_title(title)), raw.get("tiles", []))
-    corporations = {charter.id for charter in rules.corporations}
+    here = _with_tiles(board.initial_position(rules), raw.get("tiles", []))
+    corporations = set(rules.corporations)
     for corporation, hexes in dict(raw.get("tokens", {})).items():
         if corporation not in corporations:
             raise PositionError(f"tokens: there is no corporation {corporation!r}")
@@ -114,8 +113,8 @@ def _reachable(title: board.Title, printed: Any, target: Any, rotation: int) -> 
     return False
 
 
-def graph_for(position: Position, corporation: str, title: str = "1889") -> TrackGraph:
-    rules = load_rules_title(title)
+def graph_for(position: Position, corporation: str) -> TrackGraph:
+    rules = position.board.title
     trains = tuple(
         Train(name, rules.train(name).stops or None) for name in position.trains[corporation]
     )

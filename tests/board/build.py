@@ -15,7 +15,7 @@ def board(
 ) -> Position:
     """`lays` as (hex, tile, rotation), in order; `tokens` as (corporation, hex), each on the
     first city of the hex."""
-    position = initial_position(load_title(), beginner=beginner)
+    position = initial_position(load_title("1889"), beginner=beginner)
     for hex_, tile, rotation in lays:
         position = apply_lay(position, hex_, tile, rotation)
     for corporation, hex_ in tokens:

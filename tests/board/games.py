@@ -86,7 +86,7 @@ def final_position(path: Path) -> tuple[Position, Situation]:
 def moments(path: Path) -> Iterator[Moment]:
     game = json.loads(path.read_text())
     states = _site_states(path)
-    title = load_title()
+    title = load_title("1889")
     players = len(game["players"])
     beginner = any("beginner" in rule for rule in game["settings"].get("optional_rules", []))
     position = initial_position(title, beginner=beginner)

@@ -104,7 +104,7 @@ def _agrees(position: Position) -> None:
 
 def _dense_board(seed: int) -> Position:
     rng = random.Random(seed)
-    title = load_title()
+    title = load_title("1889")
     position = initial_position(title)
     for _ in range(3):
         for hex_ in sorted(title.hexes):

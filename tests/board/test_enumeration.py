@@ -34,7 +34,7 @@ from services.rules.board import (
 
 PHASES = ("2", "3", "4", "5", "6", "D")
 BOARD_PRIVATES = ("TR", "MF", "ER", "SMR")
-TITLE = load_title()
+TITLE = load_title("1889")
 #: Off the map, unknown and out-of-range values, mixed into the random probes.
 ODD_HEXES = ("A2", "M7", "K3", "Z99")
 ODD_TILES = ("0", "99", "X")

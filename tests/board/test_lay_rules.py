@@ -159,7 +159,7 @@ def test_raising_a_connected_city_is_enough() -> None:
 
 
 def test_beginner_game_adds_tiles_and_lifts_the_private_restrictions() -> None:
-    title = load_title()
+    title = load_title("1889")
     plain, beginner = initial_position(title), initial_position(title, beginner=True)
     assert beginner.supply["6"] == plain.supply["6"] + 2
     assert beginner.supply["23"] == plain.supply["23"] + 1

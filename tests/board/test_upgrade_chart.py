@@ -77,7 +77,7 @@ DRAWINGS_ALLOW_MORE = {
 
 
 def test_computed_chart_is_the_printed_chart_with_the_known_differences() -> None:
-    computed = upgrade_chart(load_title())
+    computed = upgrade_chart(load_title("1889"))
     for old, printed in PRINTED_CHART.items():
         expected = printed | DRAWINGS_ALLOW_MORE.get(old, set())
         assert computed[old] == expected, old
@@ -89,7 +89,7 @@ NOT_IN_THE_PRINTED_CHART = {"C4": {"12", "13", "14", "15", "205", "206"}}
 
 
 def test_every_tile_and_printed_hex_is_covered() -> None:
-    title = load_title()
+    title = load_title("1889")
     computed = upgrade_chart(title)
     assert set(title.tiles) <= set(PRINTED_CHART)
     for coordinate in NOT_IN_THE_PRINTED_CHART:
@@ -108,7 +108,7 @@ def test_every_tile_and_printed_hex_is_covered() -> None:
 
 
 def test_every_tile_can_reach_the_board() -> None:
-    title = load_title()
+    title = load_title("1889")
     computed = upgrade_chart(title)
     reachable = set().union(*computed.values())
     assert reachable == set(title.tiles)

@@ -7,7 +7,7 @@ import pytest
 
 from infra.rejection import Rejected
 from services.lobby.domain import tables
-from services.rules.domain.title import load_title
+from services.rules.board import load_title
 
 
 def created(rules_profile: str) -> tables.Table:

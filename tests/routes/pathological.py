@@ -51,7 +51,7 @@ def _fit(position: Position, hex_: str, tile: Tile, rotation: int) -> tuple[int,
 
 @cache
 def full_board() -> Position:
-    title = load_title()
+    title = load_title("1889")
     position = initial_position(title)
     lays: list[tuple[str, str, int]] = []
     for _colour in ("yellow", "green", "brown"):

@@ -10,7 +10,6 @@ from typing import Any
 from services.rules import board
 from services.rules.domain.commands import BuyPrivate
 from services.rules.domain.state import GameState, OperatingRound, StockRound
-from services.rules.domain.title import load_title
 from tests.rules.helpers import new_game, play
 
 
@@ -66,7 +65,7 @@ def floated(
     }
     state = with_corporation(state, corporation, **{**defaults, **changes})
     if state.corporation(corporation).tokens_placed:
-        home = load_title(state.title).charter(corporation).home
+        home = state.title_model.charter(corporation).home
         assert state.board is not None
         state = dataclasses.replace(state, board=board.apply_token(state.board, corporation, home))
     return state

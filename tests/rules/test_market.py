@@ -2,9 +2,10 @@
 
 import pytest
 
-from services.rules.domain.market import Zone, load_market, parse_market
+from services.rules.board import load_title
+from services.rules.board.title import Zone
 
-MARKET = load_market()
+MARKET = load_title("1889").market
 
 
 def test_par_spaces_are_the_printed_ones() -> None:
@@ -49,8 +50,3 @@ def test_selling_several_shares_drops_a_row_each_until_the_bottom() -> None:
     assert MARKET.down((1, 3), 3) == (4, 3)
     assert MARKET.down((5, 6), 4) == (5, 6)  # 80 in row 5 is the bottom of its column
     assert MARKET.down((6, 4), 2) == (7, 4)
-
-
-def test_bad_space_is_reported() -> None:
-    with pytest.raises(ValueError, match="12x"):
-        parse_market(["10 12x"])

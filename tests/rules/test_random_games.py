@@ -10,6 +10,7 @@ import msgpack
 import pytest
 
 from infra.rejection import Rejected
+from services.rules.board import load_title
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import (
     CorporationStarted,
@@ -21,7 +22,6 @@ from services.rules.domain.evolve import fold
 from services.rules.domain.legal import ExchangeOption, PrivateTileOption
 from services.rules.domain.state import GameState
 from services.rules.domain.stock_round import certificate_limit, certificates
-from services.rules.domain.title import load_title
 from services.rules.domain.trains import train_limit
 from tests.rules.helpers import new_game
 from tools.bots import choose, command_for
@@ -34,7 +34,7 @@ def check_invariants(state: GameState) -> None:
     corporations = sum(c.cash for c in state.corporations)
     if not state.bank_broken:
         assert state.bank >= 0
-    assert state.bank + sum(p.cash for p in state.players) + corporations == load_title().bank
+    assert state.bank + sum(p.cash for p in state.players) + corporations == load_title("1889").bank
     assert all(p.cash >= 0 for p in state.players)
     assert all(c.cash >= 0 for c in state.corporations)
     for corporation in state.corporations:

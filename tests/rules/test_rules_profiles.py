@@ -11,6 +11,8 @@ import pytest
 
 from infra.rejection import Rejected
 from services.rules import board
+from services.rules.board import load_title
+from services.rules.board.title import SWITCHES
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivate,
@@ -34,7 +36,6 @@ from services.rules.domain.legal import (
     SellOption,
 )
 from services.rules.domain.state import GameState, Step, StockRound
-from services.rules.domain.title import SWITCHES, TitleDataError, _profiles, load_title
 from tests.rules.builders import (
     after_auction,
     floated,
@@ -61,15 +62,6 @@ def test_the_rulebook_profile_turns_no_switch_on_and_the_site_profile_all() -> N
     assert set(profiles) == {RULEBOOK, SITE}
     assert not any(getattr(profiles[RULEBOOK], switch) for switch in SWITCHES)
     assert all(getattr(profiles[SITE], switch) for switch in SWITCHES)
-
-
-def test_a_profile_naming_no_switch_of_ours_is_bad_title_data() -> None:
-    with pytest.raises(TitleDataError, match="no switch"):
-        _profiles("1889", {"profile": {"x": {"bankrupt_cash_to_bamk": True}}})
-    with pytest.raises(TitleDataError, match="not a bool"):
-        _profiles("1889", {"profile": {"x": {"bankrupt_cash_to_bank": 1}}})
-    with pytest.raises(TitleDataError, match="turns a switch on"):
-        _profiles("1889", {"profile": {"rulebook": {"bankrupt_cash_to_bank": True}}})
 
 
 # ---- 8.7.6: a bankrupt president's cash ---------------------------------------------------

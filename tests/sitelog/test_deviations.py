@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.rules.domain.title import SITE_PROFILE, load_title
+from services.rules.board import load_title
+from services.rules.board.title import SITE_PROFILE
 from tools.selfplay import random_game
 from tools.sitelog.export_format import parse
 from tools.sitelog.exporter import export

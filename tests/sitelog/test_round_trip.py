@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from services.rules.board.title import SITE_PROFILE
 from services.rules.domain.state import GameState
-from services.rules.domain.title import SITE_PROFILE
 from tests.shared import site_game_files
 from tools.selfplay import random_game
 from tools.sitelog.export_format import load, parse

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from infra.rejection import Rejected
+from services.rules.board.title import SITE_PROFILE, SWITCHES
 from services.rules.domain import commands as cmd
 from services.rules.domain import events as ev
 from services.rules.domain.decide import decide
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
-from services.rules.domain.title import SITE_PROFILE, SWITCHES, rules_profile
 
 
 class Move(Protocol):
@@ -48,7 +48,7 @@ class Deviation:
 
 def switches_off(state: GameState, against: str = SITE_PROFILE) -> list[str]:
     """The switches `against` turns on that the game's own profile leaves off."""
-    ours, theirs = state.rules, rules_profile(state.title, against)
+    ours, theirs = state.rules, state.title_model.profile(against)
     return [s for s in SWITCHES if getattr(theirs, s) and not getattr(ours, s)]
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.rules.domain.title import SITE_PROFILE
+from services.rules.board.title import SITE_PROFILE
 
 Action = dict[str, Any]
 

@@ -21,10 +21,8 @@ from services.rules.domain import on_the_board
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.evolve import evolve
 from services.rules.domain.legal import BuyTrainOption
-from services.rules.domain.market import load_market
 from services.rules.domain.route_pricing import can_run_routes, corporation_graph
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, Step
-from services.rules.domain.title import load_title
 from services.rules.domain.undo import Logged, effective
 from tools.sitelog.certificates import INITIAL_OFFERING, Certificates
 from tools.sitelog.deviations import deviations_used
@@ -200,7 +198,7 @@ def _actions(
                 return []  # the site skips a step where nothing can be placed or bought
             return [{"type": "pass", **_entity(state, seat)}]
         case cmd.StartCorporation(seat=seat, corporation=corporation, par=par):
-            row, column = load_market(state.title).par_positions()[par]
+            row, column = state.title_model.market.par_positions()[par]
             copies.certificates.start(seat, corporation)
             return [
                 {
@@ -245,7 +243,7 @@ def _actions(
                 }
             ]
         case cmd.ExchangePrivate(seat=seat, company=company):
-            target = load_title(state.title).private(company).exchange_for
+            target = state.title_model.private(company).exchange_for
             share = copies.certificates.buy(seat, target, INITIAL_OFFERING)
             return [
                 {
@@ -348,7 +346,7 @@ def _track_step_waits_after(state: GameState, event: ev.Event) -> Action | None:
     ):
         return None
     president = state.corporation(event.corporation).president
-    abilities = board.load_title(state.title).lay_abilities
+    abilities = state.title_model.lay_abilities
     waits = any(
         state.privates_owned.get(company) == president
         and company not in state.used_abilities
@@ -375,7 +373,7 @@ def _site_offers_privates(state: GameState) -> bool:
         return False
     assert isinstance(state.round, OperatingRound)
     cash = state.corporation(state.round.current).cash
-    title = load_title(state.title)
+    title = state.title_model
     prices = [
         -(-title.private(company).face_value // 2)
         for company in state.privates_owned
@@ -402,7 +400,7 @@ def _buy_train(
     }
     if old:
         old_id = copies.train_id(buyer, old)
-        rusts = old in load_title(state.title).train(train).exchange_rusts
+        rusts = old in state.title_model.train(train).exchange_rusts
         copies.move_train(old_id, buyer, "rusted" if rusts else "open_market")
         action["exchange"] = old_id
     return action

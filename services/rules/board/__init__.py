@@ -28,7 +28,7 @@ from services.rules.board.lays import (
     has_legal_lay,
     legal_lays,
 )
-from services.rules.board.loader import load_title, load_title_from
+from services.rules.board.loader import UnknownTitle, load_title, load_title_from, title_names
 from services.rules.board.position import (
     CityRef,
     PlacedTile,
@@ -57,6 +57,7 @@ __all__ = [
     "Situation",
     "Title",
     "TokenOption",
+    "UnknownTitle",
     "apply_lay",
     "apply_token",
     "check_lay",
@@ -70,6 +71,7 @@ __all__ = [
     "legal_tokens",
     "load_title",
     "load_title_from",
+    "title_names",
     "track_graph",
     "upgrade_chart",
 ]

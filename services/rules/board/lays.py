@@ -20,7 +20,7 @@ from services.rules.board.layout import layout_of
 from services.rules.board.new_track import uses_new_track_or_changes_a_city
 from services.rules.board.position import Position, apply_lay, reject
 from services.rules.board.title import (
-    Corporation,
+    CorporationCharter,
     LayAbility,
     Owner,
     Phase,
@@ -94,7 +94,7 @@ class _Builder:
         situation: Situation,
         actor: Actor,
         phase: Phase,
-        corporation: Corporation | None,
+        corporation: CorporationCharter | None,
         ability: LayAbility | None,
     ) -> None:
         self.position = position
@@ -110,8 +110,7 @@ class _Builder:
     @classmethod
     def of(cls, position: Position, situation: Situation, actor: Actor) -> _Builder | Rejection:
         title = position.title
-        phase = title.phases.get(situation.phase)
-        if phase is None:
+        if not title.has_phase(situation.phase):
             raise ValueError(f"{title.name} has no phase {situation.phase!r}")
         corporation = None
         if actor.corporation is not None:
@@ -136,7 +135,7 @@ class _Builder:
                 Reason.UNKNOWN_CORPORATION,
                 "only a corporation lays track, unless a private company's ability is used",
             )
-        return cls(position, situation, actor, phase, corporation, ability)
+        return cls(position, situation, actor, title.phase(situation.phase), corporation, ability)
 
     def check(self, lay: Lay) -> LayOption | Rejection:
         title, position = self.title, self.position

@@ -1,57 +1,90 @@
-"""Reads and checks a title's board data: board.toml, map.toml, tiles.toml, corporations.toml.
+"""The one loader of a title's data folder, services/rules/titles/<name>/: board.toml,
+map.toml, tiles.toml, corporations.toml, economy.toml (with the stock market) and
+profiles.toml, read and checked into one immutable `Title`.
 
-Every error names the file, the entry and, when it can be found, the line.
+Every error is a BoardDataError that names the file, the entry and, when it can be found, the
+line. Nothing here knows a particular title: the name picks the folder, the folder says the rest.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 from services.rules.board import geometry
 from services.rules.board.errors import BoardDataError
 from services.rules.board.title import (
+    DEFAULT_PROFILE,
     STOP,
-    Corporation,
+    SWITCHES,
+    UNLIMITED,
+    CorporationCharter,
     LayAbility,
     MapHex,
+    Market,
     Owner,
     Phase,
+    PlayerCountRules,
+    PrivateCompany,
+    RevenueChange,
+    RulesProfile,
+    Space,
     Stop,
     StopKind,
     TerrainAbility,
     Tile,
     Title,
     TrackPath,
+    TrainType,
+    Zone,
 )
 
 TITLES_DIR = Path(__file__).resolve().parent.parent / "titles"
+
+
+class UnknownTitle(LookupError):
+    """No title of that name is shipped (services/rules/titles/ has no such folder)."""
+
 
 _STOP_LETTERS = {"C": StopKind.CITY, "T": StopKind.TOWN, "O": StopKind.OFFBOARD}
 _DRAWING_KEYS = {"colour", "cities", "towns", "offboards", "track", "label", "cost", "terrain"}
 
 
+def title_names() -> frozenset[str]:
+    """The titles shipped with the rules: the folders of services/rules/titles/."""
+    return frozenset(path.name for path in TITLES_DIR.iterdir() if (path / "board.toml").is_file())
+
+
 @cache
-def load_title(name: str = "1889") -> Title:
-    """The board data of a title shipped in services/rules/titles/<name>/ (loaded once)."""
+def load_title(name: str) -> Title:
+    """The title shipped in services/rules/titles/<name>/, loaded once per process (the same
+    object each time); UnknownTitle if there is none of that name."""
+    if name not in title_names():
+        raise UnknownTitle(name)
     return load_title_from(TITLES_DIR / name)
 
 
 def load_title_from(directory: Path) -> Title:
+    """The title in `directory`, named after it (not cached: each call reads the files)."""
     board = _Source.read(directory / "board.toml")
+    board.only_top({"layout", "upgrade_order", "fixed_colours", "beginner", "ability"})
     layout = board.top_text("layout")
     if layout != "flat":
         raise board.error(f"layout {layout!r}: only 'flat' is supported")
     upgrade_order = tuple(board.top_strings("upgrade_order"))
     fixed_colours = frozenset(board.top_strings("fixed_colours"))
     colours = set(upgrade_order) | fixed_colours
-    phases = _phases(_Source.read(directory / "economy.toml"), upgrade_order)
-    levels = {phase.offboard for phase in phases.values()}
+    economy = _Source.read(directory / "economy.toml")
+    economy.only_top(set(_ECONOMY_TOP) | {"title", *_ECONOMY_TABLES})
+    phases = _phases(economy, upgrade_order)
+    levels = {phase.offboard for phase in phases}
 
     tiles_source = _Source.read(directory / "tiles.toml")
     tiles = {
@@ -66,9 +99,10 @@ def load_title_from(directory: Path) -> Title:
     hexes = {entry.key: _map_hex(entry, colours, levels) for entry in map_source.entries("hex")}
     _check_grid(map_source, hexes)
 
+    charters = _Source.read(directory / "corporations.toml")
+    charters.only_top({"corporation"})
     corporations = {
-        entry.key: _corporation(entry, hexes)
-        for entry in _Source.read(directory / "corporations.toml").entries("corporation")
+        entry.key: _corporation(entry, hexes) for entry in charters.entries("corporation")
     }
     lay_abilities: dict[str, LayAbility] = {}
     terrain_abilities: dict[str, TerrainAbility] = {}
@@ -80,20 +114,52 @@ def load_title_from(directory: Path) -> Title:
             terrain_abilities[entry.key] = ability
     beginner = board.table("beginner")
     beginner.only({"icons_restrict"})
+    top = economy.table("")
+    minimum, maximum = (top.integer(key, minimum=1) for key in ("min_players", "max_players"))
+    trains = _trains(economy, phases)
+    privates = _privates(economy, corporations)
     return Title(
         name=directory.name,
-        hexes=hexes,
-        tiles=tiles,
-        counts=counts,
-        beginner_extra=beginner_extra,
-        corporations=corporations,
-        phases=phases,
+        hexes=_frozen(hexes),
+        tiles=_frozen(tiles),
+        counts=_frozen(counts),
+        beginner_extra=_frozen(beginner_extra),
         upgrade_order=upgrade_order,
         fixed_colours=fixed_colours,
-        lay_abilities=lay_abilities,
-        terrain_abilities=terrain_abilities,
+        lay_abilities=_frozen(lay_abilities),
+        terrain_abilities=_frozen(terrain_abilities),
         beginner_icons_restrict=beginner.boolean("icons_restrict", default=True),
+        bank=top.integer("bank", minimum=1),
+        min_players=minimum,
+        max_players=maximum,
+        by_player_count=_frozen(_player_counts(economy, minimum, maximum)),
+        privates=privates,
+        corporations=_frozen(corporations),
+        trains=trains,
+        phases=phases,
+        private_revenue_from_phase=_frozen(_revenue_changes(economy, privates, phases)),
+        market=_market(economy),
+        profiles=_frozen(_profiles(_Source.read(directory / "profiles.toml", optional=True))),
     )
+
+
+_K = TypeVar("_K")
+_T = TypeVar("_T")
+
+
+def _frozen(values: Mapping[_K, _T]) -> Mapping[_K, _T]:
+    return MappingProxyType(dict(values))
+
+
+_ECONOMY_TOP = ("bank", "min_players", "max_players")
+_ECONOMY_TABLES = (
+    "players",
+    "privates",
+    "market",
+    "trains",
+    "phases",
+    "private_revenue_from_phase",
+)
 
 
 @dataclass(frozen=True)
@@ -105,9 +171,14 @@ class _Source:
     lines: tuple[str, ...]
 
     @classmethod
-    def read(cls, path: Path) -> _Source:
+    def read(cls, path: Path, optional: bool = False) -> _Source:
+        """The file; with `optional`, an absent file reads as an empty one."""
         try:
             text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            if not optional:
+                raise BoardDataError(f"{path}: cannot read: no such file") from None
+            text = ""
         except OSError as error:
             raise BoardDataError(f"{path}: cannot read: {error.strerror}") from error
         try:
@@ -119,6 +190,11 @@ class _Source:
 
     def error(self, message: str) -> BoardDataError:
         return BoardDataError(f"{self.path.name}: {message}")
+
+    def only_top(self, allowed: Iterable[str]) -> None:
+        unknown = sorted(set(self.data) - set(allowed))
+        if unknown:
+            raise self.error(f"unknown key or table {unknown[0]!r}")
 
     def top_text(self, key: str) -> str:
         value = self.data.get(key)
@@ -133,13 +209,18 @@ class _Source:
         return value
 
     def table(self, name: str) -> _Entry:
+        """The [name] table (absent: empty); "" for the keys at the top of the file."""
+        if not name:
+            return _Entry(self, "", "", self.data)
         raw = self.data.get(name, {})
         if not isinstance(raw, dict):
             raise self.error(f"{name} must be a table")
         return _Entry(self, name, "", raw)
 
-    def entries(self, table: str) -> list[_Entry]:
-        raw = self.data.get(table)
+    def entries(self, table: str, optional: bool = False) -> list[_Entry]:
+        raw = self.data.get(table, {} if optional else None)
+        if optional and raw == {}:
+            return []
         if not isinstance(raw, dict) or not raw:
             raise self.error(f"no [{table}.<name>] entries")
         out = []
@@ -186,6 +267,8 @@ class _Entry:
     def error(self, message: str) -> BoardDataError:
         line = self.source.line_of(self.table, self.key)
         where = f"{self.source.path.name}:{line}" if line else self.source.path.name
+        if not self.table:
+            return BoardDataError(f"{where}: {message}")
         if not self.key:
             entry = f"[{self.table}]"
         elif self.key.startswith("#"):
@@ -242,17 +325,170 @@ class _Entry:
         return dict(raw)
 
 
-def _phases(economy: _Source, upgrade_order: tuple[str, ...]) -> dict[str, Phase]:
-    """The phases of economy.toml, as far as the board needs them (rulebook 9)."""
-    phases = {}
+def _phases(economy: _Source, upgrade_order: tuple[str, ...]) -> tuple[Phase, ...]:
+    """Rulebook 9: the phases in the order they follow each other."""
+    phases: list[Phase] = []
     for entry in economy.array("phases"):
+        entry.only({field.name for field in dataclasses.fields(Phase)})
         name = entry.text("name")
-        tiles = frozenset(entry.strings("tiles"))
+        if any(phase.name == name for phase in phases):
+            raise entry.error(f"phase {name!r} is given twice")
+        tiles = tuple(entry.strings("tiles"))
         for colour in tiles:
             if colour not in upgrade_order:
                 raise entry.error(f"tile colour {colour!r} is not in board.toml upgrade_order")
-        phases[name] = Phase(name, tiles, entry.text("offboard"))
-    return phases
+        phases.append(
+            Phase(
+                name=name,
+                on_train=entry.text("on_train"),
+                tiles=tiles,
+                train_limit=entry.integer("train_limit", minimum=1),
+                offboard=entry.text("offboard"),
+                operating_rounds=entry.integer("operating_rounds", minimum=1),
+                private_purchases=entry.boolean("private_purchases", False),
+                close_privates=entry.boolean("close_privates", False),
+                privates_survive_if_player_owned=tuple(
+                    entry.strings("privates_survive_if_player_owned", [])
+                ),
+            )
+        )
+    return tuple(phases)
+
+
+def _trains(economy: _Source, phases: tuple[Phase, ...]) -> tuple[TrainType, ...]:
+    """The train types in the order the depot sells them."""
+    trains: list[TrainType] = []
+    names = {phase.name for phase in phases}
+    for entry in economy.array("trains"):
+        entry.only({field.name for field in dataclasses.fields(TrainType)})
+        name = entry.text("name")
+        if any(train.name == name for train in trains):
+            raise entry.error(f"train {name!r} is given twice")
+        count = entry.integer("count")
+        if count < 1 and count != UNLIMITED:
+            raise entry.error(f"count must be at least 1, or {UNLIMITED} for no limit")
+        train = TrainType(
+            name=name,
+            stops=entry.integer("stops", minimum=0),
+            price=entry.integer("price", minimum=0),
+            count=count,
+            rusts_on=entry.text("rusts_on", ""),
+            available_from=entry.text("available_from", ""),
+            exchange_price=entry.integer("exchange_price", 0, minimum=0),
+            exchange_from=tuple(entry.strings("exchange_from", [])),
+            exchange_rusts=tuple(entry.strings("exchange_rusts", [])),
+        )
+        for key in ("rusts_on", "available_from"):
+            value = getattr(train, key)
+            if value and value not in names:
+                raise entry.error(f"{key} {value!r} is not a phase")
+        trains.append(train)
+    known = {train.name for train in trains}
+    for entry, train in zip(economy.array("trains"), trains, strict=True):
+        for other in (*train.exchange_from, *train.exchange_rusts):
+            if other not in known:
+                raise entry.error(f"exchange names unknown train {other!r}")
+    for entry, phase in zip(economy.array("phases"), phases, strict=True):
+        if phase.on_train not in known:
+            raise entry.error(f"on_train {phase.on_train!r} is not a train")
+    return tuple(trains)
+
+
+def _privates(
+    economy: _Source, corporations: Mapping[str, CorporationCharter]
+) -> tuple[PrivateCompany, ...]:
+    privates: list[PrivateCompany] = []
+    for entry in economy.array("privates"):
+        entry.only({field.name for field in dataclasses.fields(PrivateCompany)})
+        company = PrivateCompany(
+            id=entry.text("id"),
+            letter=entry.text("letter"),
+            name=entry.text("name"),
+            face_value=entry.integer("face_value", minimum=0),
+            revenue=entry.integer("revenue", minimum=0),
+            min_players=entry.integer("min_players", minimum=1),
+            beginner_min_players=entry.integer("beginner_min_players", minimum=1),
+            lay_when_sold=entry.boolean("lay_when_sold", False),
+            exchange_for=entry.text("exchange_for", ""),
+        )
+        if any(other.id == company.id for other in privates):
+            raise entry.error(f"private {company.id!r} is given twice")
+        if company.exchange_for and company.exchange_for not in corporations:
+            raise entry.error(f"exchange_for {company.exchange_for!r} is not a corporation")
+        privates.append(company)
+    return tuple(privates)
+
+
+def _player_counts(economy: _Source, minimum: int, maximum: int) -> dict[int, PlayerCountRules]:
+    counts: dict[int, PlayerCountRules] = {}
+    for entry in economy.entries("players"):
+        entry.only({"starting_capital", "certificate_limit"})
+        if not entry.key.isdigit():
+            raise entry.error(f"{entry.key!r} is not a player count")
+        counts[int(entry.key)] = PlayerCountRules(
+            starting_capital=entry.integer("starting_capital", minimum=0),
+            certificate_limit=entry.integer("certificate_limit", minimum=1),
+        )
+    missing = [count for count in range(minimum, maximum + 1) if count not in counts]
+    if missing:
+        raise economy.error(f"no [players.{missing[0]}] (min_players..max_players)")
+    return counts
+
+
+def _revenue_changes(
+    economy: _Source, privates: tuple[PrivateCompany, ...], phases: tuple[Phase, ...]
+) -> dict[str, RevenueChange]:
+    changes: dict[str, RevenueChange] = {}
+    for entry in economy.entries("private_revenue_from_phase", optional=True):
+        entry.only({"phase", "revenue"})
+        if entry.key not in {company.id for company in privates}:
+            raise entry.error(f"{entry.key!r} is not a private company")
+        phase = entry.text("phase")
+        if phase not in {p.name for p in phases}:
+            raise entry.error(f"phase {phase!r} is not a phase")
+        changes[entry.key] = RevenueChange(phase, entry.integer("revenue", minimum=0))
+    return changes
+
+
+_ZONES = {"": Zone.NORMAL, "p": Zone.NORMAL, "y": Zone.YELLOW, "o": Zone.ORANGE}
+
+
+def _market(economy: _Source) -> Market:
+    """Rows top to bottom; a space is its price with a suffix: p par, y yellow, o orange."""
+    entry = economy.table("market")
+    entry.only({"rows"})
+    rows = []
+    for line in entry.strings("rows"):
+        spaces = []
+        for cell in line.split():
+            digits = cell.rstrip("pyo")
+            suffix = cell[len(digits) :]
+            if not digits.isdigit() or suffix not in _ZONES:
+                raise entry.error(f"bad market space {cell!r} in row {line!r}")
+            spaces.append(Space(int(digits), _ZONES[suffix], suffix == "p"))
+        if not spaces:
+            raise entry.error("a row of the market is empty")
+        rows.append(tuple(spaces))
+    if not rows:
+        raise entry.error("rows must list the market's rows")
+    return Market(tuple(rows))
+
+
+def _profiles(source: _Source) -> dict[str, RulesProfile]:
+    """The `[profile."<name>"]` tables of switches; the rulebook profile, with every switch
+    off, is there whether or not the file names it."""
+    source.only_top({"profile"})
+    profiles = {}
+    for entry in source.entries("profile", optional=True):
+        entry.only({"description", *SWITCHES})
+        switches = {switch: entry.boolean(switch, False) for switch in SWITCHES}
+        profiles[entry.key] = RulesProfile(
+            name=entry.key, description=entry.text("description", ""), **switches
+        )
+        if entry.key == DEFAULT_PROFILE and any(switches.values()):
+            raise entry.error(f"the {DEFAULT_PROFILE} profile turns a switch on")
+    profiles.setdefault(DEFAULT_PROFILE, RulesProfile(DEFAULT_PROFILE))
+    return profiles
 
 
 def _tile(entry: _Entry, colours: Iterable[str], levels: set[str]) -> Tile:
@@ -394,7 +630,7 @@ def _check_grid(source: _Source, hexes: Mapping[str, MapHex]) -> None:
                 )
 
 
-def _corporation(entry: _Entry, hexes: Mapping[str, MapHex]) -> Corporation:
+def _corporation(entry: _Entry, hexes: Mapping[str, MapHex]) -> CorporationCharter:
     entry.only({"name", "home", "home_city", "tokens"})
     home = entry.text("home")
     home_city = entry.integer("home_city", 0, minimum=0)
@@ -409,7 +645,7 @@ def _corporation(entry: _Entry, hexes: Mapping[str, MapHex]) -> Corporation:
         or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in costs)
     ):
         raise entry.error("tokens must list the cost (¥ ≥ 0) of each station token")
-    return Corporation(entry.key, entry.text("name"), home, home_city, tuple(costs))
+    return CorporationCharter(entry.key, entry.text("name"), home, home_city, tuple(costs))
 
 
 def _ability(

@@ -29,7 +29,7 @@ def track_graph(
     """Nodes are named as `services.routes.engine.graph.Node` says ("K8", "K8.1", "K6|K8", "K8/3");
     a segment is named by its hex and its drawn ends, as in the tile data ("K8:3-C", "J3:3-5")."""
     net = network_of(position)
-    level = position.title.phases[phase].offboard
+    level = position.title.phase(phase).offboard
     tokens = {net.stop_nodes[city] for city in position.token_cities(corporation)}
     blocked = {net.stop_nodes[ref] for ref in net.stop_refs if position.blocks(ref, corporation)}
     seen = set(tokens)

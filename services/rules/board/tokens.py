@@ -13,7 +13,7 @@ from services.rules.board.connectivity import reach_of
 from services.rules.board.context import Actor
 from services.rules.board.errors import Reason, Rejection
 from services.rules.board.position import CityRef, Position
-from services.rules.board.title import Corporation, StopKind
+from services.rules.board.title import CorporationCharter, StopKind
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -119,7 +119,7 @@ def each_legal_token(position: Position, actor: Actor) -> Iterator[TokenOption]:
                 yield result
 
 
-def _next_cost(corporation: Corporation, placed: tuple[CityRef, ...]) -> int | None:
+def _next_cost(corporation: CorporationCharter, placed: tuple[CityRef, ...]) -> int | None:
     """What the corporation's next station token costs; None when it has none left."""
     if len(placed) >= len(corporation.token_costs):
         return None

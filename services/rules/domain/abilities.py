@@ -13,18 +13,17 @@ from __future__ import annotations
 
 from infra.rejection import Rejected, quoted
 from services.rules import board
+from services.rules.board.title import Zone
 from services.rules.domain import events as ev
 from services.rules.domain import on_the_board
 from services.rules.domain.commands import ExchangePrivate, LayPrivateTile, PlayerCommand
 from services.rules.domain.legal import ExchangeOption, LegalAction, PrivateTileOption
-from services.rules.domain.market import Zone, load_market
 from services.rules.domain.state import GameState, OperatingRound, Step, StockRound
 from services.rules.domain.stock_round import (
     HOLDING_LIMIT,
     certificate_limit,
     certificates,
 )
-from services.rules.domain.title import load_title
 
 
 def is_out_of_turn(state: GameState, command: PlayerCommand) -> bool:
@@ -64,7 +63,7 @@ def _may_lay_now(state: GameState, seat: int) -> bool:
 
 
 def _tile_options(state: GameState, company: str, seat: int) -> list[PrivateTileOption]:
-    ability = board.load_title(state.title).lay_abilities.get(company)
+    ability = state.title_model.lay_abilities.get(company)
     if (
         ability is None
         or ability.owner is not board.title.Owner.PLAYER
@@ -79,13 +78,13 @@ def _tile_options(state: GameState, company: str, seat: int) -> list[PrivateTile
 
 
 def _exchange_options(state: GameState, company: str, seat: int) -> list[ExchangeOption]:
-    target = load_title(state.title).private(company).exchange_for
+    target = state.title_model.private(company).exchange_for
     if not target or not isinstance(state.round, StockRound | OperatingRound):
         return []
     corporation = state.corporation(target)
     player = state.player(seat)
     zone = (
-        load_market(state.title).space(corporation.position).zone
+        state.title_model.market.space(corporation.position).zone
         if corporation.position
         else Zone.NORMAL
     )

@@ -15,7 +15,6 @@ from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
 from services.rules.domain.legal import BidRange, BuyOption, LegalAction, PassOption
 from services.rules.domain.state import ClosedAuction, GameState, PrivateAuction
-from services.rules.domain.title import load_title
 
 BID_STEP = 5
 _T = TypeVar("_T")
@@ -227,7 +226,7 @@ def _after_all_passed(state: GameState, auction: PrivateAuction) -> ev.Event:
 
 
 def _private_revenue(state: GameState) -> tuple[ev.Payment, ...]:
-    title = load_title(state.title)
+    title = state.title_model
     return tuple(
         ev.Payment(seat=seat, company=company, amount=title.private(company).revenue)
         for company, seat in sorted(state.privates_owned.items(), key=_column_order(state))
@@ -235,5 +234,5 @@ def _private_revenue(state: GameState) -> tuple[ev.Payment, ...]:
 
 
 def _column_order(state: GameState) -> Callable[[tuple[str, int]], int]:
-    ids = [company.id for company in load_title(state.title).privates]
+    ids = [company.id for company in state.title_model.privates]
     return lambda item: ids.index(item[0])

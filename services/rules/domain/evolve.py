@@ -8,6 +8,7 @@ from functools import reduce
 from types import MappingProxyType
 
 from services.rules import board
+from services.rules.board.title import UNLIMITED
 from services.rules.domain import events as ev
 from services.rules.domain.state import (
     ClosedAuction,
@@ -22,7 +23,6 @@ from services.rules.domain.state import (
     StockRound,
     replace,
 )
-from services.rules.domain.title import UNLIMITED, load_title
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
@@ -92,6 +92,9 @@ def _next_turn(state: GameState, turn: int) -> int:
 
 
 def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
+    # The one place a game's title is found by its name: from here on the game holds it
+    # (`GameState.title_model`, through its board).
+    title = board.load_title(event.title)
     return GameState(
         title=event.title,
         beginner_game=event.beginner_game,
@@ -100,10 +103,10 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
         rules_profile=event.rules_profile,
         bank=event.bank,
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
-        corporations=tuple(Corporation(c.id) for c in load_title(event.title).corporations),
-        depot=MappingProxyType({t.name: t.count for t in load_title(event.title).trains}),
-        board=board.initial_position(board.load_title(event.title), beginner=event.beginner_game),
-        phase=load_title(event.title).phases[0].name,
+        corporations=tuple(Corporation(c) for c in title.corporations),
+        depot=MappingProxyType({t.name: t.count for t in title.trains}),
+        board=board.initial_position(title, beginner=event.beginner_game),
+        phase=title.phases[0].name,
     )
 
 
@@ -549,7 +552,7 @@ def _remove_train(trains: tuple[str, ...], train: str) -> tuple[str, ...]:
 
 
 def _train_bought(state: GameState, event: ev.TrainBought) -> GameState:
-    title = load_title(state.title)
+    title = state.title_model
     buyer = state.corporation(event.corporation)
     if event.contribution:
         # The president's money reaches the treasury through the bank: both moves balance.
@@ -625,7 +628,7 @@ def _train_discarded(state: GameState, event: ev.TrainDiscarded) -> GameState:
         lambda c: replace(c, trains=_remove_train(c.trains, event.train)),
     )
     state = replace(state, pool_trains=(*state.pool_trains, event.train))
-    limit = load_title(state.title).phase(state.phase).train_limit
+    limit = state.title_model.phase(state.phase).train_limit
     discarding = _operating(state).discarding
     if len(state.corporation(event.corporation).trains) <= limit:
         discarding = tuple(c for c in discarding if c != event.corporation)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from services.rules.domain import events as ev
-from services.rules.domain.market import load_market
 from services.rules.domain.state import GameState, Player
-from services.rules.domain.title import load_title
 
 
 def net_worth(state: GameState, player: Player) -> int:
     """Cash, shares at the market price and the face value of privates (10.3)."""
-    market = load_market(state.title)
-    title = load_title(state.title)
+    market = state.title_model.market
+    title = state.title_model
     shares = sum(
         player.shares_of(c.id) * market.price(c.position)
         for c in state.corporations

@@ -11,7 +11,6 @@ from services.routes.engine.graph import Train
 from services.routes.engine.solver import solve
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
-from services.rules.domain.title import load_title
 
 # Refusals about the request itself rather than the game position.
 # The board's refusals that mean a malformed command, and the field at fault.
@@ -38,7 +37,7 @@ def situation(state: GameState) -> board.Situation:
     }
     with_players = frozenset(
         company.id
-        for company in load_title(state.title).privates
+        for company in state.title_model.privates
         if company.id not in state.closed_privates and company.id not in held_by_corporations
     )
     return board.Situation(

@@ -45,7 +45,6 @@ from services.rules.domain.legal import (
     RunRoutesOption,
     SellOption,
 )
-from services.rules.domain.market import load_market
 from services.rules.domain.ordering import stock_price_order
 from services.rules.domain.route_pricing import can_run_routes
 from services.rules.domain.state import (
@@ -56,7 +55,6 @@ from services.rules.domain.state import (
     Step,
 )
 from services.rules.domain.stock_round import OPEN_MARKET_LIMIT
-from services.rules.domain.title import load_title
 from services.rules.domain.trains import (
     DEPOT,
     TrainOffer,
@@ -136,7 +134,7 @@ def _between_turns(state: GameState, round_: OperatingRound) -> ev.Event:
     operating = [c for c in stock_price_order(state) if c.id in round_.floated_at_start]
     for corporation in operating:
         if corporation.tokens_placed == 0:
-            charter = load_title(state.title).charter(corporation.id)
+            charter = state.title_model.charter(corporation.id)
             return ev.HomeTokenPlaced(corporation.id, charter.home, charter.home_city)
     for corporation in operating:
         if corporation.id not in round_.operated:
@@ -157,7 +155,7 @@ def after_round(state: GameState, ended: ev.OperatingRoundEnded) -> ev.Event:
 
 def private_revenue(state: GameState) -> tuple[ev.Payment, ...]:
     """Every open private pays its owner (8.1); the revenue may change with the phase."""
-    title = load_title(state.title)
+    title = state.title_model
     payments: list[ev.Payment] = []
     for company in title.privates:
         if company.id in state.closed_privates:
@@ -176,7 +174,7 @@ def private_revenue(state: GameState) -> tuple[ev.Payment, ...]:
 
 def _withhold(state: GameState, corporation: Corporation, amount: int) -> ev.EarningsWithheld:
     assert corporation.position is not None
-    position = load_market(state.title).left(corporation.position)
+    position = state.title_model.market.left(corporation.position)
     return ev.EarningsWithheld(corporation=corporation.id, amount=amount, position=position)
 
 
@@ -246,7 +244,7 @@ def emergency_sales(state: GameState, corporation: Corporation, short: int) -> l
     corporation whose shares they have already sold for this purchase."""
     seat = corporation.president
     player = state.player(seat)
-    market = load_market(state.title)
+    market = state.title_model.market
     options: list[SellOption] = []
     sold: frozenset[str] = frozenset()
     if state.rules.forced_sale_once_per_corporation and isinstance(state.round, OperatingRound):
@@ -272,7 +270,7 @@ def corporation_private_options(
     """8.8: privates the corporation may buy from players now."""
     if state.beginner_game or not phase(state).private_purchases or corporation.cash < 1:
         return []  # 14.1: in the beginner game corporations never buy privates
-    title = load_title(state.title)
+    title = state.title_model
     options = []
     for company, seat in sorted(state.privates_owned.items()):
         if company in state.closed_privates:
@@ -352,7 +350,7 @@ def next_events(state: GameState, round_: OperatingRound, last: ev.Event) -> lis
         return [game_ended(state, "bankrupt")]
     if (
         isinstance(last, ev.PrivateSoldToCorporation)
-        and load_title(state.title).private(last.company).lay_when_sold
+        and state.title_model.private(last.company).lay_when_sold
     ):
         return [ev.AbilityOffered(last.company, last.seat, last.corporation)]
     follow = next_event(state)
@@ -440,7 +438,7 @@ def _decide_ability(
 def _bankruptcy(state: GameState, corporation: Corporation, seat: int) -> list[ev.Event]:
     """8.7.6: the president sells all they legally may, then all their cash goes to the
     corporation (to the bank under the `bankrupt_cash_to_bank` switch) and they are bankrupt."""
-    market = load_market(state.title)
+    market = state.title_model.market
     sales: list[ev.Event] = []
     raised = 0
     for option in emergency_sales(state, corporation, short=10**9):
@@ -519,7 +517,7 @@ def dividends_paid(state: GameState, corporation: Corporation, revenue: int) -> 
         per_share=per_share,
         dividends=dividends,
         to_treasury=per_share * corporation.open_market,
-        position=load_market(state.title).right(corporation.position),
+        position=state.title_model.market.right(corporation.position),
     )
 
 
@@ -581,7 +579,7 @@ def _decide_emergency_sale(
         corporation=sold,
         count=count,
         price=option.price,
-        position=load_market(state.title).down(other.position, count),
+        position=state.title_model.market.down(other.position, count),
     )
 
 

@@ -24,14 +24,13 @@ from services.rules import board
 from services.rules.domain.commands import RunRoutes
 from services.rules.domain.events import TrainRun
 from services.rules.domain.state import GameState, OperatingRound
-from services.rules.domain.title import load_title
 
 Evaluate = Callable[[TrackGraph, Sequence[SubmittedRoute]], Evaluation]
 
 
 def corporation_graph(state: GameState, corporation_id: str) -> TrackGraph:
     """The corporation's trains on the current board, for the routes service."""
-    title = load_title(state.title)
+    title = state.title_model
     corporation = state.corporation(corporation_id)
     trains = tuple(Train(name, title.train(name).stops or None) for name in corporation.trains)
     assert state.board is not None

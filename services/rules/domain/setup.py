@@ -5,18 +5,18 @@ from __future__ import annotations
 import random
 
 from infra.rejection import Kind, Rejected, quoted
+from services.rules import board
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
 from services.rules.domain.state import GameState
-from services.rules.domain.title import load_title
 
 
 def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
     if state.players:
         raise Rejected("GAME_EXISTS", "the game has already been created", Kind.ALREADY_EXISTS)
     try:
-        title = load_title(command.title)
-    except FileNotFoundError:
+        title = board.load_title(command.title)
+    except board.UnknownTitle:
         raise Rejected(
             "UNKNOWN_TITLE",
             f"no such title {quoted(command.title)!r}",

@@ -8,8 +8,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from services.rules.board import Position
-from services.rules.domain.title import RulesProfile, rules_profile
+from services.rules.board import Position, Title
+from services.rules.board.title import RulesProfile
 
 EMPTY: MappingProxyType[Any, Any] = MappingProxyType({})
 
@@ -219,9 +219,17 @@ class GameState:
     used_abilities: frozenset[str] = frozenset()  # privates whose one-time ability is spent
 
     @property
+    def title_model(self) -> Title:
+        """The game's title (its board, economy, market and profiles): held by the board once
+        the game is created."""
+        if self.board is None:
+            raise ValueError("the game has not been created: it has no title yet")
+        return self.board.title
+
+    @property
     def rules(self) -> RulesProfile:
         """The switches of the game's rules profile (the title's profiles.toml)."""
-        return rules_profile(self.title, self.rules_profile)
+        return self.title_model.profile(self.rules_profile)
 
     def corporation(self, corporation_id: str) -> Corporation:
         for corporation in self.corporations:

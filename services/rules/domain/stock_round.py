@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import TypeVar
 
 from infra.rejection import Kind, Rejected, quoted
+from services.rules.board.title import Zone
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyShare,
@@ -25,7 +26,6 @@ from services.rules.domain.legal import (
     SellOption,
     StartOption,
 )
-from services.rules.domain.market import Zone, load_market
 from services.rules.domain.ordering import stock_price_order
 from services.rules.domain.state import (
     PRESIDENT_SHARES,
@@ -35,7 +35,6 @@ from services.rules.domain.state import (
     Player,
     StockRound,
 )
-from services.rules.domain.title import load_title
 
 HOLDING_LIMIT = 6  # shares: 60% (7.2.4)
 OPEN_MARKET_LIMIT = 5  # shares: 50% (7.3.1)
@@ -53,25 +52,26 @@ def certificates(state: GameState, player: Player) -> int:
     count = len(player.privates)
     for corporation in state.corporations:
         held = player.shares_of(corporation.id)
-        if not held or _zone(corporation) is not Zone.NORMAL:
+        if not held or _zone(state, corporation) is not Zone.NORMAL:
             continue
         count += held - 1 if corporation.president == player.seat else held
     return count
 
 
 def certificate_limit(state: GameState) -> int:
-    return load_title(state.title).by_player_count[len(state.players)].certificate_limit
+    return state.title_model.by_player_count[len(state.players)].certificate_limit
 
 
-def _zone(corporation: Corporation) -> Zone:
+def _zone(state: GameState, corporation: Corporation) -> Zone:
     if corporation.position is None:
         return Zone.NORMAL
-    return load_market().space(corporation.position).zone
+    return state.title_model.market.space(corporation.position).zone
 
 
-def _over_holding_limit(player: Player, corporation: Corporation) -> bool:
+def _over_holding_limit(state: GameState, player: Player, corporation: Corporation) -> bool:
     return (
-        player.shares_of(corporation.id) > HOLDING_LIMIT and _zone(corporation) is not Zone.ORANGE
+        player.shares_of(corporation.id) > HOLDING_LIMIT
+        and _zone(state, corporation) is not Zone.ORANGE
     )
 
 
@@ -83,7 +83,7 @@ def must_sell(state: GameState, player: Player) -> bool:
 def _must_sell(state: GameState, player: Player, held: int) -> bool:
     """`must_sell`, for a player holding `held` certificates."""
     return held > certificate_limit(state) or any(
-        _over_holding_limit(player, c) for c in state.corporations
+        _over_holding_limit(state, player, c) for c in state.corporations
     )
 
 
@@ -143,7 +143,7 @@ def _start_offer(
     if refusal := _within_certificate_limit(state, held, Zone.NORMAL):
         return refusal
     affordable = tuple(
-        par for par in sorted(load_market(state.title).par_positions()) if 2 * par <= player.cash
+        par for par in sorted(state.title_model.market.par_positions()) if 2 * par <= player.cash
     )
     if not affordable:
         return Rejected(
@@ -194,7 +194,7 @@ def _share_offer(
     elif source == OPEN_MARKET:
         assert corporation.position is not None
         available = corporation.open_market
-        price = load_market(state.title).price(corporation.position)
+        price = state.title_model.market.price(corporation.position)
     else:
         return Rejected(
             "UNKNOWN_SOURCE",
@@ -208,7 +208,7 @@ def _share_offer(
             f"no {corporation_id} share in the {source.replace('_', ' ')}",
             details={"corporation": corporation_id, "source": source},
         )
-    zone = _zone(corporation)
+    zone = _zone(state, corporation)
     if player.shares_of(corporation_id) >= HOLDING_LIMIT and zone is not Zone.ORANGE:
         return Rejected(
             "HOLDING_LIMIT",
@@ -295,7 +295,7 @@ def _sale(
             details={"corporation": corporation_id},
         )
     assert corporation.position is not None
-    price = load_market(state.title).price(corporation.position)
+    price = state.title_model.market.price(corporation.position)
     return SellOption(corporation=corporation_id, max_count=limit, price=price, seat=seat)
 
 
@@ -324,7 +324,7 @@ def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) ->
     match command:
         case StartCorporation(seat=seat, corporation=corporation_id, par=par):
             option = _checked(start_option(state, stock_round, seat, corporation_id))
-            positions = load_market(state.title).par_positions()
+            positions = state.title_model.market.par_positions()
             if par not in positions:
                 raise Rejected(
                     "INVALID_PAR",
@@ -368,7 +368,7 @@ def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) ->
                 corporation=corporation_id,
                 count=count,
                 price=sell.price,
-                position=load_market(state.title).down(corporation.position, count),
+                position=state.title_model.market.down(corporation.position, count),
             )
         case Pass(seat=seat):
             if not stock_round.actions and not _may_pass(state, stock_round, seat):
@@ -417,7 +417,7 @@ def _presidency_change(state: GameState, corporation: Corporation) -> ev.Event |
 
 def _end_of_round(state: GameState, stock_round: StockRound) -> list[ev.Event]:
     """7.7: priority deal, sold-out corporations up (in stock price order), operating rounds."""
-    market = load_market(state.title)
+    market = state.title_model.market
     events: list[ev.Event] = [ev.StockRoundEnded(priority=state.players[stock_round.turn].seat)]
     for corporation in stock_price_order(state):
         assert corporation.position is not None
@@ -425,7 +425,7 @@ def _end_of_round(state: GameState, stock_round: StockRound) -> list[ev.Event]:
         sold_out = corporation.initial_offering == 0 and corporation.open_market == 0
         if sold_out and raised != corporation.position:
             events.append(ev.SoldOutPriceRaised(corporation=corporation.id, position=raised))
-    operating_rounds = load_title(state.title).phase(state.phase).operating_rounds
+    operating_rounds = state.title_model.phase(state.phase).operating_rounds
     events.append(ev.OperatingRoundStarted(number=1, of=operating_rounds))
     return events
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from services.rules.board.title import UNLIMITED, Phase, Title
 from services.rules.domain import events as ev
 from services.rules.domain.ordering import stock_price_order
 from services.rules.domain.state import Corporation, GameState
-from services.rules.domain.title import UNLIMITED, Phase, Title, load_title
 
 DEPOT = "depot"
 OPEN_MARKET = "open_market"
@@ -27,7 +27,7 @@ class TrainOffer:
 
 
 def phase(state: GameState) -> Phase:
-    return load_title(state.title).phase(state.phase)
+    return state.title_model.phase(state.phase)
 
 
 def train_limit(state: GameState) -> int:
@@ -37,7 +37,7 @@ def train_limit(state: GameState) -> int:
 def depot_trains(state: GameState) -> list[str]:
     """The lowest rank left in the depot, and any rank whose `available_from` phase has
     started (Diesels from phase 6, 8.7.1)."""
-    title = load_title(state.title)
+    title = state.title_model
     current = title.phase_index(state.phase)
     left = [train for train in title.trains if state.depot.get(train.name, 0) != 0]
     return [
@@ -50,7 +50,7 @@ def depot_trains(state: GameState) -> list[str]:
 
 def offers(state: GameState, corporation: Corporation) -> list[TrainOffer]:
     """Every train `corporation` may buy now with its own treasury."""
-    title = load_title(state.title)
+    title = state.title_model
     found: list[TrainOffer] = []
     at_limit = len(corporation.trains) >= train_limit(state)
     for name in depot_trains(state):
@@ -85,7 +85,7 @@ def _rank(title: Title) -> Callable[[str], int]:
 def cheapest_available(state: GameState) -> tuple[str, str, int]:
     """(train, source, price) of the cheapest train from the depot or the open market: what a
     corporation forced to buy a train must buy with its president's help (8.7.6)."""
-    title = load_title(state.title)
+    title = state.title_model
     choices = [(title.train(name).price, DEPOT, name) for name in depot_trains(state)]
     choices += [(title.train(name).price, OPEN_MARKET, name) for name in set(state.pool_trains)]
     price, source, name = min(
@@ -96,7 +96,7 @@ def cheapest_available(state: GameState) -> tuple[str, str, int]:
 
 def after_purchase(state: GameState, bought: ev.TrainBought) -> list[ev.Event]:
     """The phase change a purchase from the depot sets off, with all its effects (8.7.2)."""
-    title = load_title(state.title)
+    title = state.title_model
     new_phase = title.phase_started_by(bought.train)
     if bought.source != DEPOT or new_phase is None or _phase_reached(title, state, new_phase):
         return []

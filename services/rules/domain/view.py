@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.rules.domain.market import load_market
 from services.rules.domain.state import (
     ClosedAuction,
     GameState,
@@ -15,7 +14,6 @@ from services.rules.domain.state import (
 
 
 def state_document(state: GameState) -> dict[str, Any]:
-    market = load_market(state.title or "1889")
     return {
         "title": state.title,
         "beginner_game": state.beginner_game,
@@ -36,7 +34,7 @@ def state_document(state: GameState) -> dict[str, Any]:
             {
                 "id": c.id,
                 "par": c.par,
-                "share_price": market.price(c.position) if c.position else None,
+                "share_price": state.title_model.market.price(c.position) if c.position else None,
                 "market_position": list(c.position) if c.position else None,
                 "initial_offering": c.initial_offering,
                 "open_market": c.open_market,

@@ -21,12 +21,12 @@ from infra.rejection import Kind, Rejected, quoted
 from services.projections.game_summaries import game_changed
 from services.routes import wire
 from services.rules import codec
+from services.rules.board.title import DEFAULT_PROFILE
 from services.rules.domain import route_pricing
 from services.rules.domain.commands import Command, CreateGame, EndGame, RunRoutes
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.state import GameState
-from services.rules.domain.title import DEFAULT_PROFILE
 from services.rules.domain.view import state_document
 from services.rules.shell import metrics
 from services.rules.shell.paging import page_of

@@ -1,9 +1,9 @@
 """The public TitleService: a title's static data (map, tiles, market, charters, trains,
 phases) as the rules play by it, for clients that draw games.
 
-The answer is built once per title from the same loaded data the rules use
-(services/rules/board for the board, services/rules/domain for the economy), so a client's
-drawing can never disagree with what the rules accept.
+The answer is built once per title from the same loaded `Title` the rules play by
+(services/rules/board/loader.py), so a client's drawing can never disagree with what the
+rules accept.
 """
 
 from __future__ import annotations
@@ -12,12 +12,8 @@ from functools import cache
 
 from infra.grpc_server import Context
 from infra.rejection import Kind, Rejected, quoted
-from services.rules.board import geometry
-from services.rules.board.loader import TITLES_DIR
-from services.rules.board.loader import load_title as load_board
-from services.rules.board.title import STOP, StopKind, Tile, is_edge
-from services.rules.domain.market import Zone, load_market
-from services.rules.domain.title import load_title as load_economy
+from services.rules.board import geometry, load_title, title_names
+from services.rules.board.title import STOP, StopKind, Tile, Zone, is_edge
 from shikoku.v1 import title_pb2, title_pb2_grpc
 
 DEFAULT_TITLE = "1889"
@@ -32,11 +28,6 @@ _ZONES = {
     Zone.YELLOW: title_pb2.MARKET_ZONE_YELLOW,
     Zone.ORANGE: title_pb2.MARKET_ZONE_ORANGE,
 }
-
-
-def known_titles() -> frozenset[str]:
-    """The titles shipped with the rules: the folders of services/rules/titles/."""
-    return frozenset(path.name for path in TITLES_DIR.iterdir() if (path / "board.toml").is_file())
 
 
 def _end(end: int) -> title_pb2.TrackEnd:
@@ -72,12 +63,10 @@ def _hex_order(coordinate: str) -> tuple[int, int]:
 @cache
 def title_to_proto(name: str) -> title_pb2.Title:
     """The whole TitleService answer for a title (built once; callers must not change it)."""
-    board = load_board(name)
-    economy = load_economy(name)
-    market = load_market(name)
+    title = load_title(name)
     hexes = []
-    for coordinate in sorted(board.hexes, key=_hex_order):
-        printed = board.hexes[coordinate]
+    for coordinate in sorted(title.hexes, key=_hex_order):
+        printed = title.hexes[coordinate]
         column, row = _hex_order(coordinate)
         hexes.append(
             title_pb2.MapHex(
@@ -98,11 +87,11 @@ def title_to_proto(name: str) -> title_pb2.Title:
             title_pb2.TrackTile(
                 name=tile.name,
                 drawing=drawing_to_proto(tile),
-                count=board.counts.get(tile.name, 0),
-                beginner_extra=board.beginner_extra.get(tile.name, 0),
+                count=title.counts.get(tile.name, 0),
+                beginner_extra=title.beginner_extra.get(tile.name, 0),
                 ability_only=tile.ability_only,
             )
-            for tile in board.tiles.values()
+            for tile in title.tiles.values()
         ],
         market=[
             title_pb2.MarketRow(
@@ -111,7 +100,7 @@ def title_to_proto(name: str) -> title_pb2.Title:
                     for space in row
                 ]
             )
-            for row in market.rows
+            for row in title.market.rows
         ],
         corporations=[
             title_pb2.CorporationCharter(
@@ -121,7 +110,7 @@ def title_to_proto(name: str) -> title_pb2.Title:
                 home_city=corporation.home_city,
                 token_costs=list(corporation.token_costs),
             )
-            for corporation in board.corporations.values()
+            for corporation in title.corporations.values()
         ],
         privates=[
             title_pb2.PrivateCompanyCharter(
@@ -132,7 +121,7 @@ def title_to_proto(name: str) -> title_pb2.Title:
                 revenue=company.revenue,
                 min_players=company.min_players,
             )
-            for company in economy.privates
+            for company in title.privates
         ],
         trains=[
             title_pb2.TrainType(
@@ -142,7 +131,7 @@ def title_to_proto(name: str) -> title_pb2.Title:
                 count=train.count,
                 rusts_on=train.rusts_on,
             )
-            for train in economy.trains
+            for train in title.trains
         ],
         phases=[
             title_pb2.PhaseRules(
@@ -153,16 +142,16 @@ def title_to_proto(name: str) -> title_pb2.Title:
                 offboard=phase.offboard,
                 operating_rounds=phase.operating_rounds,
             )
-            for phase in economy.phases
+            for phase in title.phases
         ],
-        upgrade_order=list(board.upgrade_order),
-        fixed_colours=sorted(board.fixed_colours),
+        upgrade_order=list(title.upgrade_order),
+        fixed_colours=sorted(title.fixed_colours),
     )
 
 
 class TitleServicer(title_pb2_grpc.TitleServiceServicer):
     def __init__(self) -> None:
-        self._known = known_titles()
+        self._known = title_names()
 
     async def GetTitle(
         self, request: title_pb2.GetTitleRequest, context: Context
