@@ -124,6 +124,7 @@ def service_handlers(
     that streams where the method does not (or the other way), fails here, when the server is
     built, rather than at its first call. The API has no client-streaming methods."""
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+    unserved: list[str] = []
     for method in service.methods:
         name = f"{service.full_name}/{method.name}"
         if method.client_streaming:
@@ -140,7 +141,8 @@ def service_handlers(
         elif upstream is not None:
             behaviour = _forwarder(method, upstream)
         else:
-            raise LookupError(f"{name}: neither served here nor forwarded anywhere")
+            unserved.append(name)
+            continue
         codec: dict[str, Any] = {
             "request_deserializer": message_factory.GetMessageClass(method.input_type).FromString,
             "response_serializer": message_factory.GetMessageClass(
@@ -152,6 +154,8 @@ def service_handlers(
             if method.server_streaming
             else grpc.unary_unary_rpc_method_handler(behaviour, **codec)
         )
+    if unserved:
+        raise LookupError(f"neither served here nor forwarded anywhere: {', '.join(unserved)}")
     return handlers
 
 
