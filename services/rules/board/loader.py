@@ -53,6 +53,7 @@ class UnknownTitle(LookupError):
     """No title of that name is shipped (services/rules/titles/ has no such folder)."""
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]*")
 _STOP_LETTERS = {"C": StopKind.CITY, "T": StopKind.TOWN, "O": StopKind.OFFBOARD}
 _DRAWING_KEYS = {"colour", "cities", "towns", "offboards", "track", "label", "cost", "terrain"}
 
@@ -106,7 +107,7 @@ def load_title_from(directory: Path) -> Title:
     }
     lay_abilities: dict[str, LayAbility] = {}
     terrain_abilities: dict[str, TerrainAbility] = {}
-    for entry in board.entries("ability"):
+    for entry in board.entries("ability", optional=True):
         ability = _ability(entry, hexes, tiles)
         if isinstance(ability, LayAbility):
             lay_abilities[entry.key] = ability
@@ -230,11 +231,23 @@ class _Source:
             out.append(_Entry(self, table, key, value))
         return out
 
-    def array(self, name: str) -> list[_Entry]:
-        raw = self.data.get(name)
+    def array(self, name: str, optional: bool = False) -> list[_Entry]:
+        raw = self.data.get(name, [] if optional else None)
+        if optional and raw == []:
+            return []
         if not isinstance(raw, list) or not raw or not all(isinstance(v, dict) for v in raw):
             raise self.error(f"no [[{name}]] entries")
         return [_Entry(self, name, f"#{number}", value) for number, value in enumerate(raw, 1)]
+
+    def line_of_top_key(self, key: str) -> int | None:
+        """The line of `key = …` among the keys before the file's first table."""
+        pattern = re.compile(r"\s*(" + re.escape(key) + r'|"' + re.escape(key) + r'")\s*=')
+        for number, line in enumerate(self.lines, start=1):
+            if line.lstrip().startswith("["):
+                return None
+            if pattern.match(line):
+                return number
+        return None
 
     def line_of(self, table: str, key: str) -> int | None:
         if key.startswith("#"):
@@ -264,17 +277,23 @@ class _Entry:
     key: str
     raw: dict[str, Any]
 
-    def error(self, message: str) -> BoardDataError:
-        line = self.source.line_of(self.table, self.key)
+    def error(self, message: str, key: str | None = None) -> BoardDataError:
+        """The error, at the entry's header line; for the keys at the top of a file, at the
+        line of `key`."""
+        if self.table:
+            line = self.source.line_of(self.table, self.key)
+        else:
+            line = self.source.line_of_top_key(key) if key else None
         where = f"{self.source.path.name}:{line}" if line else self.source.path.name
         if not self.table:
             return BoardDataError(f"{where}: {message}")
+        key_text = self.key if _BARE_KEY.fullmatch(self.key) else f'"{self.key}"'
         if not self.key:
             entry = f"[{self.table}]"
         elif self.key.startswith("#"):
             entry = f"[[{self.table}]] {self.key}"
         else:
-            entry = f"[{self.table}.{self.key}]"
+            entry = f"[{self.table}.{key_text}]"
         return BoardDataError(f"{where} {entry}: {message}")
 
     def only(self, allowed: Iterable[str]) -> None:
@@ -285,15 +304,15 @@ class _Entry:
     def integer(self, key: str, default: int | None = None, minimum: int | None = None) -> int:
         value = self.raw.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise self.error(f"{key} must be a whole number")
+            raise self.error(f"{key} must be a whole number", key)
         if minimum is not None and value < minimum:
-            raise self.error(f"{key} must be at least {minimum}, not {value}")
+            raise self.error(f"{key} must be at least {minimum}, not {value}", key)
         return value
 
     def text(self, key: str, default: str | None = None) -> str:
         value = self.raw.get(key, default)
         if not isinstance(value, str):
-            raise self.error(f"{key} must be a string")
+            raise self.error(f"{key} must be a string", key)
         return value
 
     def optional_text(self, key: str) -> str | None:
@@ -302,13 +321,13 @@ class _Entry:
     def boolean(self, key: str, default: bool) -> bool:
         value = self.raw.get(key, default)
         if not isinstance(value, bool):
-            raise self.error(f"{key} must be true or false")
+            raise self.error(f"{key} must be true or false", key)
         return value
 
     def strings(self, key: str, default: list[str] | None = None) -> list[str]:
         value = self.raw.get(key, default)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.error(f"{key} must be a list of strings")
+            raise self.error(f"{key} must be a list of strings", key)
         return value
 
     def tables(self, key: str) -> list[dict[str, Any]]:
@@ -398,7 +417,7 @@ def _privates(
     economy: _Source, corporations: Mapping[str, CorporationCharter]
 ) -> tuple[PrivateCompany, ...]:
     privates: list[PrivateCompany] = []
-    for entry in economy.array("privates"):
+    for entry in economy.array("privates", optional=True):
         entry.only({field.name for field in dataclasses.fields(PrivateCompany)})
         company = PrivateCompany(
             id=entry.text("id"),
