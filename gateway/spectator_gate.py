@@ -8,7 +8,7 @@ from collections import OrderedDict
 from gateway.auth import current_grant
 from gateway.caching import remember
 from gateway.spectating import SpectatorView
-from infra.eventstore import EventStore
+from infra.eventlog import EventLog
 from infra.rejection import Kind, Rejected
 
 # Games whose spectator view is kept up to date between reads (a few ints per action each).
@@ -16,7 +16,7 @@ VIEWS = 2_000
 
 
 class SpectatorGate:
-    def __init__(self, events: EventStore) -> None:
+    def __init__(self, events: EventLog) -> None:
         self._events = events
         self._views: OrderedDict[tuple[str, int], SpectatorView] = OrderedDict()
 

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
-from infra.eventstore import EventStore, StoredEvent
+from infra.eventlog import EventLog, StoredEvent
 
 QUEUE_BATCHES = 256
 CATCH_UP_CHUNK = 1000
@@ -50,7 +50,7 @@ class _Feed:
 class GameWatchers:
     """The feeds of the games watched through this process."""
 
-    def __init__(self, events: EventStore) -> None:
+    def __init__(self, events: EventLog) -> None:
         self._events = events
         self._feeds: dict[str, _Feed] = {}
 

@@ -1,8 +1,9 @@
 """The event log on Redis Streams: one stream per aggregate (a game, a table), append-only.
 
-Every service that writes events uses this module. An event's version is its 1-based position
-in its stream, and it is also the stream entry id (`<version>-0`), so reading "from version N"
-is a plain XRANGE and a stream can never hold a gap or a duplicate version.
+The Redis adapter of the event-log port (`infra.eventlog.EventLog`, whose guarantees it keeps;
+the types it takes and returns are the port's, imported here too). An event's version is its
+1-based position in its stream, and it is also the stream entry id (`<version>-0`), so reading
+"from version N" is a plain XRANGE and a stream can never hold a gap or a duplicate version.
 
 Keys carry the aggregate id as a Redis Cluster hash tag (`game:{g-1}:events`), so everything of
 one game lives in one slot and every write is a single-slot Lua script.
@@ -36,12 +37,16 @@ from datetime import timedelta
 from typing import Any, Literal, cast
 
 import msgpack
-from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.cluster import PRIMARY
 from redis.exceptions import RedisError
 
+from infra.eventlog import COMMAND_ID_SECONDS, EVENTS_APPENDED, FOLLOW_BATCH, VERSION_CONFLICTS
+from infra.eventlog import Appended as Appended
+from infra.eventlog import NewEvent as NewEvent
+from infra.eventlog import StoredEvent as StoredEvent
+from infra.eventlog import VersionConflict as VersionConflict
 from infra.redis_metrics import SHARDS_WITHOUT_REPLICA, WRITES_WITHOUT_REPLICA
 from infra.rejection import Kind, Rejected
 
@@ -119,23 +124,6 @@ return {1, version}
 """
 )
 
-# How long a command id is remembered after the game's last command: retries come within
-# seconds; a day covers clients that reconnect much later.
-COMMAND_ID_SECONDS = 24 * 3600
-
-
-EVENTS_APPENDED = Counter(
-    "shikoku_events_appended",
-    "Events appended to the log, by kind of aggregate (game, table, ...) and event type",
-    ["aggregate", "event"],
-)
-VERSION_CONFLICTS = Counter(
-    "shikoku_version_conflicts",
-    "Appends refused, writing nothing, because the stream had moved past the version decided "
-    "on (another writer got there first), by kind of aggregate",
-    ["aggregate"],
-)
-
 # Stream entries as redis-py returns them without response decoding.
 Entries = list[tuple[bytes, dict[bytes, bytes]]]
 
@@ -170,16 +158,6 @@ class Replication:
             int(os.environ.get("SHIKOKU_REDIS_WAIT_MS", "1000")),
             policy,
         )
-
-
-class VersionConflict(Exception):
-    """The stream was not at the version the caller decided on; nothing was written."""
-
-    def __init__(self, stream: str, expected: int, actual: int) -> None:
-        super().__init__(f"stream {stream} is at version {actual}, not {expected}")
-        self.stream = stream
-        self.expected = expected
-        self.actual = actual
 
 
 class NotReplicated(RedisError):
@@ -344,35 +322,6 @@ def _shards_without_replica() -> float:
 SHARDS_WITHOUT_REPLICA.set_function(_shards_without_replica)
 
 
-@dataclass(frozen=True, slots=True)
-class Appended:
-    """Versions `first` to `last` hold the batch; `duplicate`: the command id had been applied
-    before and these are the versions it wrote then (nothing was written now), for the command
-    whose fingerprint was `fingerprint`."""
-
-    first: int
-    last: int
-    duplicate: bool = False
-    fingerprint: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class NewEvent:
-    type: str
-    schema_version: int
-    payload: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    version: int
-    type: str
-    schema_version: int
-    payload: dict[str, Any]
-    #: On the first event of each appended batch: what caused the batch (e.g. the command).
-    cause: dict[str, Any] | None = None
-
-
 def stream_key(kind: str, aggregate_id: str) -> str:
     """`game:{g-1}:events`: the braces make the id the Redis Cluster hash tag."""
     return f"{kind}:{{{aggregate_id}}}:events"
@@ -390,7 +339,8 @@ def _decode(entry_id: bytes, fields: Mapping[bytes, bytes]) -> StoredEvent:
 
 
 class EventStore:
-    """Appends to and reads from the event streams of one kind of aggregate."""
+    """Appends to and reads from the event streams of one kind of aggregate, in Redis: an
+    `infra.eventlog.EventLog`."""
 
     def __init__(
         self, redis: Redis | RedisCluster, kind: str, replication: Replication | None = None
@@ -599,7 +549,7 @@ class EventStore:
         while True:
             reply = cast(
                 list[tuple[bytes, Entries]],
-                await self._redis.xread({key: last_id}, block=block_ms, count=500),
+                await self._redis.xread({key: last_id}, block=block_ms, count=FOLLOW_BATCH),
             )
             for _stream, entries in reply:
                 batch = [_decode(entry_id, fields) for entry_id, fields in entries]

@@ -7,7 +7,7 @@ import secrets
 import time
 from typing import Protocol
 
-from infra.eventstore import EventStore, NewEvent, VersionConflict
+from infra.eventlog import EventLog, NewEvent, VersionConflict
 from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import players, tables
 from services.lobby.domain.access import Caller
@@ -22,7 +22,7 @@ def now_ms() -> int:
 
 
 class PlayerRepository:
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventLog) -> None:
         self._store = store
 
     async def register(self, display_name: str, role: str) -> tuple[players.Player, str]:

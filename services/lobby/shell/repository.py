@@ -8,7 +8,7 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from infra.eventstore import EventStore, NewEvent, StoredEvent
+from infra.eventlog import EventLog, NewEvent, StoredEvent
 from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables
 from services.projections.game_summaries import Summary, read_summaries, read_summary
@@ -18,7 +18,7 @@ TABLES_INDEX = "tables:index"
 
 
 class TableRepository:
-    def __init__(self, store: EventStore, redis: Redis) -> None:
+    def __init__(self, store: EventLog, redis: Redis) -> None:
         self._store = store
         self._redis = redis
 

@@ -14,7 +14,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from infra.deployment_token import deployment_token
-from infra.eventstore import EventStore, NewEvent, VersionConflict
+from infra.eventlog import EventLog, NewEvent, VersionConflict
 from infra.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables, tournament
 from services.lobby.domain.access import Caller, require_registered_host, require_tournament_host
@@ -66,7 +66,7 @@ def spectating(options: lobby_pb2.TableOptions) -> Spectating:
 
 
 class TournamentRepository:
-    def __init__(self, store: EventStore, redis: Redis) -> None:
+    def __init__(self, store: EventLog, redis: Redis) -> None:
         self._store = store
         self._redis = redis
 

@@ -21,7 +21,7 @@ from typing import Any
 import msgpack
 from cachetools import LRUCache
 
-from infra.eventstore import Appended, EventStore, NewEvent, StoredEvent, VersionConflict
+from infra.eventlog import Appended, EventLog, NewEvent, StoredEvent, VersionConflict
 from infra.rejection import Kind, Rejected, quoted
 from services.rules.domain import undo
 from services.rules.domain.commands import Command, Undo, command_to_plain
@@ -80,7 +80,7 @@ def to_domain(stored: StoredEvent) -> Event:
 class GameRepository:
     def __init__(
         self,
-        store: EventStore,
+        store: EventLog,
         snapshots: SnapshotStore | None = None,
         changed: Changed | None = None,
         cached_games: int = CACHED_GAMES,

@@ -1,13 +1,15 @@
-"""One local Redis Cluster (3 masters, no replicas) for the whole session, and cluster clients."""
+"""Cluster clients on the session's Redis Cluster (`redis_cluster`, in tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import itertools
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
+from infra.eventstore import stream_key
 from infra.redis_cluster import EmbeddedRedisCluster
 
 
@@ -22,10 +24,27 @@ async def cluster_client(cluster: EmbeddedRedisCluster, **options: Any) -> Redis
     return client
 
 
-@pytest.fixture(scope="session")
-def redis_cluster() -> Iterator[EmbeddedRedisCluster]:
-    with EmbeddedRedisCluster(masters=3) as cluster:
-        yield cluster
+def ids_by_master(client: RedisCluster, per_master: int) -> dict[int, list[str]]:
+    """`per_master` aggregate ids for each master (by port), from the cluster's slot map; ids
+    have the lobby's form (`t-<12 hex>`; a game's id is its table's id)."""
+    masters = {node.port for node in client.get_primaries()}
+    chosen: dict[int, list[str]] = {int(port): [] for port in masters}
+    for n in itertools.count():
+        aggregate = f"t-{n:012x}"
+        node = client.get_node_from_key(stream_key("game", aggregate))
+        assert node is not None
+        port = int(node.port)
+        if len(chosen[port]) < per_master:
+            chosen[port].append(aggregate)
+        if all(len(ids) == per_master for ids in chosen.values()):
+            return chosen
+    raise AssertionError("unreachable")
+
+
+def spread_ids(client: RedisCluster, per_master: int = 2) -> list[str]:
+    """Aggregate ids whose streams land on every master."""
+    chosen = ids_by_master(client, per_master)
+    return [aggregate for ids in chosen.values() for aggregate in ids]
 
 
 @pytest.fixture
