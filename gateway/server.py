@@ -1,6 +1,8 @@
 """The gateway: the only public surface. Its interceptors check rate limits, API keys and
-credentials (gateway/auth.py); its servicers forward lobby and game calls to their services and
-stream game events straight from the event log."""
+credentials (gateway/auth.py). Every public method is served from its service's descriptor
+(`serve_public_api`): forwarded to the same method of the service behind, unless a servicer
+here defines it to add policy (the game's methods, which also stream game events straight from
+the event log, and Optimize)."""
 
 from __future__ import annotations
 

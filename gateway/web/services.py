@@ -68,9 +68,12 @@ class Forwarder:
 
 
 def connect_application(
-    service: ServiceDescriptor, channel: grpc.aio.Channel, **options: Any
+    service: ServiceDescriptor,
+    channel: grpc.aio.Channel,
+    forwarder: type[Forwarder] = Forwarder,
+    **options: Any,
 ) -> ConnectASGIApplication[Any]:
-    """`service`'s generated Connect application, every method forwarded to the gateway."""
+    """`service`'s generated Connect application on a `forwarder` of it to the gateway."""
     application = getattr(_generated(service), f"{service.name}ASGIApplication")
-    built: ConnectASGIApplication[Any] = application(Forwarder(service, channel), **options)
+    built: ConnectASGIApplication[Any] = application(forwarder(service, channel), **options)
     return built
