@@ -116,6 +116,7 @@ def load_title_from(directory: Path) -> Title:
     beginner = board.table("beginner")
     beginner.only({"icons_restrict"})
     top = economy.table("")
+    top.text("title", directory.name)  # a label for readers: the folder names the title
     minimum, maximum = (top.integer(key, minimum=1) for key in ("min_players", "max_players"))
     trains = _trains(economy, phases)
     privates = _privates(economy, corporations)
