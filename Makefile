@@ -7,7 +7,7 @@ PROTOS := $(shell find protos -name '*.proto')
 GENERATED := shikoku/v1/.generated
 DESCRIPTORS := shikoku/server/descriptors.binpb
 
-.PHONY: setup proto run run-cluster test lint unit bench soak clean browser
+.PHONY: setup proto run run-cluster test lint fast unit bench soak clean browser
 
 setup: $(INSTALLED) $(GENERATED) $(DESCRIPTORS)
 
@@ -82,8 +82,19 @@ lint: setup
 	$(BIN)/buf breaking --against $(RELEASE)
 	$(BIN)/hadolint --no-color deploy/Containerfile deploy/redis/Containerfile
 
+# The tiers by cost (markers in pyproject.toml; tests/conftest.py gives `pure` by what a test
+# uses, and fails a pure test that opens a socket or starts a process). `make fast`, about a
+# minute: the pure cores' tests and the in-memory repository tests (no socket, process or Redis),
+# less the slow ones, from the pure folders only (tests/test_markers.py holds this list to
+# tests/conftest.py), the property tests at a quarter of their size (`make test` runs them
+# whole). `make unit`: all but what starts the services (`e2e`) and the heavy (`slow`: Redis
+# Cluster, failover, deployment checks). `make test`: everything.
+FAST_FOLDERS := $(addprefix tests/,board crosscheck lobby routes rules sitelog)
+fast: setup
+	SHIKOKU_PROPERTY_SCALE=0.25 $(BIN)/pytest -q -m "pure and not slow" --durations=10 $(FAST_FOLDERS)
+
 unit: setup
-	$(BIN)/pytest -m "not e2e"
+	$(BIN)/pytest -m "not e2e and not slow"
 
 test: lint browser
 	$(BIN)/pytest

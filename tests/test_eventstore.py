@@ -63,7 +63,7 @@ class Backend:
 
 
 @pytest.fixture(
-    params=["memory", "redis", pytest.param("cluster", marks=pytest.mark.reliability)]
+    params=["memory", "redis", pytest.param("cluster", marks=pytest.mark.slow)]
 )
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
     ids = [f"t-{n:012x}" for n in range(3)]

@@ -14,8 +14,6 @@ from infra.forwarding import forward
 from infra.redis_server import free_port
 from shikoku.v1 import title_pb2, title_pb2_grpc
 
-pytestmark = pytest.mark.client
-
 
 class Disagreeing(title_pb2_grpc.TitleServiceServicer):
     """Ends with NOT_FOUND, carrying details that say INVALID_ARGUMENT."""

@@ -9,13 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from infra.grpc_errors import from_rpc_error, to_status
 from infra.rejection import Kind, Rejected
-
-pytestmark = pytest.mark.client
 
 
 class ReceivedError(grpc.RpcError):

@@ -20,8 +20,6 @@ from google.protobuf import descriptor_pb2, json_format
 
 from tests.api.protos import PACKAGE_DIRECTORY, PROTOS, REPO, tool
 
-pytestmark = pytest.mark.client
-
 RELEASE = PROTOS / "releases" / "shikoku.v1.image.json"
 GAME = f"{PACKAGE_DIRECTORY}/game.proto"
 ROUTES = f"{PACKAGE_DIRECTORY}/routes.proto"

@@ -16,13 +16,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, FileDescriptor
 
 from tests.api.protos import PROTOS, REPO, compile_public, generated_files, tool
-
-pytestmark = pytest.mark.client
 
 
 def lint(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, str]]:

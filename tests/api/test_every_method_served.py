@@ -28,7 +28,7 @@ from tests.e2e.api import auth as bearer
 from tests.e2e.launch import start_system, stop_system
 from tests.web.wire import END_STREAM, api_headers, connection, envelope, read_frame
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 Outcome = tuple[str, str]  # (gRPC code in lower case, ErrorInfo reason); ("ok", "") answered
 ANSWERED: Outcome = ("ok", "")

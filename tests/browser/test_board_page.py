@@ -39,7 +39,7 @@ from shikoku.v1 import (
 from shikoku_sdk.random_player import choose, command_for
 from tests.browser.conftest import WebSystem
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 SEATS = 3
 BOT_ACTIONS_LIMIT = 1500  # to reach a president's track step with trains, in any random game

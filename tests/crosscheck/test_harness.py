@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tools.crosscheck.__main__ import plans
 from tools.crosscheck.allowances import seats_in_play_order
+
+pytestmark = pytest.mark.io  # runs the harness as a process
 
 
 def test_games_spread_over_the_player_counts_with_consecutive_seeds() -> None:

@@ -24,6 +24,8 @@ from tools.sitelog.export_format import END_REASONS, parse
 from tools.sitelog.exporter import export
 from tools.sitelog.in_process import InProcessTable
 
+pytestmark = pytest.mark.slow  # seventy whole games, state by state: about a minute
+
 RECORDED = Path(__file__).with_name("recorded")
 GAMES = recording.read(RECORDED)
 RERECORD = "our engine now agrees with the site further than recorded: run make crosscheck-record"

@@ -30,6 +30,8 @@ REPLICATED = ("rules", "routes", "lobby", "gateway")
 PUBLISHED = {"gateway-1", "gateway-2", "web"}
 REDIS_NODES = [f"redis-{n}" for n in range(1, 7)]
 
+pytestmark = pytest.mark.slow  # podman-compose renders the file, check-jsonschema holds it
+
 
 def image_ports() -> dict[str, int]:
     """Each service's port in the image, from the Containerfile's listen settings."""

@@ -39,6 +39,8 @@ SERVICES = {"gateway": 50051, "lobby": 50052, "rules": 50053, "routes": 50054, "
 GRPC_SERVICES = {name: port for name, port in SERVICES.items() if name != "web"}
 PUBLIC = {"gateway": "grpc", "web": "http"}
 AUTOSCALED = {"gateway", "rules"}
+
+pytestmark = pytest.mark.slow  # kubectl kustomize and the schemas of every manifest
 METRICS_PORT = 9100
 IMAGE = "localhost/shikoku:latest"
 # Kinds of CRDs (no schema in Kubernetes itself), allowed only where a component adds them.

@@ -25,6 +25,7 @@ from infra.redis_server import free_port, redis_server_binary
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes" / "base" / "redis"
 BIN = Path(redis_server_binary()).parent  # redis-server and redis-cli
+pytestmark = pytest.mark.slow  # a Redis Cluster made and remade by the scripts
 
 
 def _bus_free(port: int) -> bool:

@@ -14,6 +14,7 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # builds the wheels
 
 
 def _load() -> ModuleType:

@@ -25,7 +25,7 @@ from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import PASS, Client, System, auth, expect_error, started_table
 from tests.e2e.launch import SHIKOKU, issue_api_key
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED

@@ -22,7 +22,7 @@ from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import Client, System, auth, started_table
 from tests.e2e.observing import access_lines, json_lines
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 FIELDS = {"ts", "level", "process", "logger", "message", "method", "code", "reason", "duration_ms"}
 

@@ -18,7 +18,7 @@ from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import System
 from tests.e2e.launch import SHIKOKU, issue_api_key, start_system, stop_system
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 #: Refused by every gateway within this long of the revocation (the old cache kept it 10 s).
 WITHIN_SECONDS = 1.0

@@ -32,7 +32,7 @@ from infra.grpc_errors import Metadata, reason_in
 from tests.e2e import long_strings
 from tests.e2e.api import Client, System
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 EXAMPLES = int(os.environ.get("SHIKOKU_FUZZ_EXAMPLES", "40"))
 FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}

@@ -30,7 +30,7 @@ from tests.e2e.observing import metrics_urls, scrape, total
 from tests.e2e.slow_clients import KINDS, SlowClients, slow_clients_count
 from tests.web.wire import api_headers, connect_json, connection
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 IDLE_SECONDS = 3.0
 HANDSHAKE_SECONDS = 1.0

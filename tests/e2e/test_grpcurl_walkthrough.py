@@ -19,7 +19,7 @@ import pytest
 from tests.api.protos import BIN, REPO, tool
 from tests.e2e.api import System
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 WALKTHROUGH = REPO / "examples" / "grpcurl.md"
 KEY_LINE = re.compile(r"^export SHIKOKU_API_KEY=.*$", re.M)

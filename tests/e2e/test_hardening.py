@@ -25,7 +25,7 @@ from shikoku_sdk.random_player import choose, command_for
 from tests.e2e.api import PASS, Client, auth, expect_error, started_table
 from tools.supervisor import ServiceProcess
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 BURSTS, CALLERS = 50, 16
 

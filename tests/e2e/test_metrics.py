@@ -18,7 +18,7 @@ from shikoku.v1 import game_pb2
 from tests.e2e.api import PASS, Client, System, auth, started_table
 from tests.e2e.observing import metrics_urls, scrape, total
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 PROCESSES = {"rules", "routes", "lobby", "gateway", "web"}
 GAME = "shikoku.v1.GameService"

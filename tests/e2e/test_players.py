@@ -12,7 +12,7 @@ from shikoku.v1 import game_pb2, lobby_pb2
 from shikoku_sdk.errors import ShikokuError
 from tests.e2e.api import PASS, Client, auth, document, expect_error
 
-pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
+pytestmark = pytest.mark.e2e
 
 
 def register(client: Client, name: str, host: bool = False) -> lobby_pb2.RegisterPlayerResponse:

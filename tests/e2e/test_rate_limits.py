@@ -22,7 +22,7 @@ from tests.e2e.api import Client, System, auth
 from tests.e2e.launch import issue_api_key, start_system, stop_system
 from tests.e2e.observing import metrics_urls, scrape, total
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 
 def start_limited(redis_url: str, *run_options: str) -> System:

@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from tests.api.protos import PROTOS, compile_public, leading_comments, symbols, tool
 from tests.e2e.api import System
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from shikoku_sdk.bot import play_random_game
 from shikoku_sdk.random_player import command_for
 from tests.e2e.api import System
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize("players", [3, 4, 6])

@@ -23,7 +23,7 @@ from shikoku_sdk import Client, game_result
 from shikoku_sdk.version import VERSION
 from tests.e2e.api import System
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_PACKAGES = ("services", "gateway", "infra", "tools", "shikoku.internal")

@@ -8,7 +8,7 @@ import pytest
 from shikoku.v1 import game_pb2, lobby_pb2
 from tests.e2e.api import PASS, Client, auth, expect_error, started_table
 
-pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
+pytestmark = pytest.mark.e2e
 
 
 def running_table(client: Client, options: lobby_pb2.TableOptions) -> tuple[str, list[str], str]:

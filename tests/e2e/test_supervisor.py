@@ -25,6 +25,7 @@ from tools.supervisor import Backoff, exit_status
 RULES = "services.rules.shell.server"
 # Limits far above what a few bot moves need (the defaults would slow the bots down).
 FAST = {"SHIKOKU_RATE_PER_SECOND": "10000", "SHIKOKU_RATE_BURST": "10000"}
+pytestmark = pytest.mark.e2e  # the whole module, with its three tests of the pure policy
 # A restarted process is a new Python interpreter importing grpc and the rules: a second or
 # two on a loaded 2-core machine; this leaves room for much worse.
 BACK_SECONDS = 20.0
@@ -192,7 +193,7 @@ def test_a_killed_rules_process_comes_back_and_one_failing_at_start_is_retried(
 
 
 @pytest.mark.e2e
-@pytest.mark.cluster
+@pytest.mark.slow
 def test_with_a_cluster_the_other_rules_process_serves_while_the_killed_one_comes_back(
     cluster_system: System,
 ) -> None:

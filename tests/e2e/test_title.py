@@ -13,7 +13,7 @@ from shikoku.v1 import title_pb2, title_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import System, expect_error
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 CITY = title_pb2.REVENUE_CENTRE_KIND_CITY
 TOWN = title_pb2.REVENUE_CENTRE_KIND_TOWN

@@ -32,7 +32,7 @@ from tests.e2e.api import (
 from tests.e2e.launch import start_system, stop_system
 from tests.e2e.test_players import register
 
-pytestmark = [pytest.mark.e2e, pytest.mark.tournament]
+pytestmark = pytest.mark.e2e
 
 CLOCKED = "tables:clocked"  # the lobby's set of clocked tables that have started
 TABLES = 20  # of 2 players: StartRound's games take a while to start, room for a kill midway

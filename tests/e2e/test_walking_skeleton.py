@@ -434,7 +434,6 @@ def test_random_players_finish_a_game_through_the_gateway(system: System) -> Non
         client.redis.close()
 
 
-@pytest.mark.client
 def test_legal_actions_come_in_pages_of_one_version(client: Client) -> None:
     game_id, tokens, _host = started_table(client)
     seat_of = auth(tokens[0])

@@ -14,7 +14,7 @@ from shikoku_sdk import Client as SdkClient
 from shikoku_sdk import RandomPlayer
 from tests.e2e.api import Client, System, expect_error, started_table
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 
 def watch_until(

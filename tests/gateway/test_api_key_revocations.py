@@ -14,8 +14,6 @@ import redis.asyncio
 from gateway.api_keys import ApiKeys
 from infra.rejection import Rejected
 
-pytestmark = pytest.mark.client
-
 #: Long enough that only an announcement (or a new subscription) can explain a refusal.
 REMEMBERED = 60.0
 

@@ -12,8 +12,6 @@ from gateway.public_api import public_services
 from gateway.rate_limit import Limits
 from infra.rejection import Rejected
 
-pytestmark = pytest.mark.client
-
 
 def test_every_public_method_has_exactly_one_rule() -> None:
     methods = {

@@ -30,8 +30,6 @@ from shikoku.internal.v1 import rules_pb2_grpc
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.errors import ShikokuError
 
-pytestmark = pytest.mark.client
-
 #: A public method whose rule needs only the API key; a credential sent is still checked.
 GET_TITLE = "/shikoku.v1.TitleService/GetTitle"
 UNKNOWN_SECONDS = 0.5

@@ -21,7 +21,7 @@ from infra.redis_server import free_port
 from infra.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2, game_pb2_grpc
 
-pytestmark = [pytest.mark.client, pytest.mark.io]
+pytestmark = pytest.mark.io
 
 GAME_SERVICE = game_pb2.DESCRIPTOR.services_by_name["GameService"]
 NOT_OVERRIDDEN = ["SubmitCommand", "ListLegalActions", "StreamEvents", "WatchGame"]

@@ -22,8 +22,6 @@ from gateway.rate_limit import Limits, RateLimit, TokenBuckets, bucket_key, call
 from infra.grpc_errors import Metadata
 from infra.redis_server import free_port
 
-pytestmark = pytest.mark.client
-
 PEER = "ipv4:10.0.0.7:51234"
 
 

@@ -7,8 +7,6 @@ import pytest
 from gateway.stream_quota import StreamQuota
 from infra.rejection import Rejected
 
-pytestmark = pytest.mark.client
-
 
 def test_a_caller_holds_at_most_the_quota_and_gets_it_back() -> None:
     quota = StreamQuota(per_caller=2)

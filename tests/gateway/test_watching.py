@@ -11,8 +11,6 @@ from gateway import watching
 from gateway.watching import GameWatchers
 from infra.eventstore import EventStore, NewEvent, StoredEvent
 
-pytestmark = pytest.mark.client
-
 
 async def append_actions(store: EventStore, game_id: str, actions: int, size: int = 3) -> None:
     for _ in range(actions):

@@ -24,8 +24,6 @@ from services.lobby.domain.clocks import (
     verdict,
 )
 
-pytestmark = pytest.mark.tournament
-
 POLICIES: list[Policy] = ["flag", "forfeit"]
 SCALE = float(os.environ.get("SHIKOKU_PROPERTY_SCALE", "1"))
 EXAMPLES = max(10, int(300 * SCALE))

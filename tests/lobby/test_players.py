@@ -12,8 +12,6 @@ from services.lobby.shell import accounts
 from services.lobby.shell.accounts import PlayerRepository, identify
 from services.lobby.shell.credentials import credential_hash
 
-pytestmark = pytest.mark.tournament
-
 DAY_MS = 24 * 3600 * 1000
 
 

@@ -12,8 +12,6 @@ from services.lobby.shell.credentials import new_credential, new_id
 from services.lobby.shell.request_ids import RequestIds
 from shikoku.v1 import lobby_pb2
 
-pytestmark = pytest.mark.client
-
 
 class Creator:
     """Creates a table per call: numbered, so a second creation shows."""

@@ -35,8 +35,6 @@ from services.rules.shell.snapshots import SnapshotStore
 from shikoku.internal.v1 import routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 
-pytestmark = pytest.mark.tournament
-
 # Redis commands that change something: the lobby's writes. (Its reads are free to repeat.)
 WRITES = frozenset(
     {"SET", "SETEX", "DEL", "EXPIRE", "EVAL", "EVALSHA", "XADD", "ZADD", "SADD", "SREM", "HSET"}

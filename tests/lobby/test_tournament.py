@@ -30,8 +30,6 @@ from services.lobby.domain.tournament import (
     table_sizes,
 )
 
-pytestmark = pytest.mark.tournament
-
 
 def make_players(count: int) -> list[Player]:
     players = [Player(f"p{n:02d}", f"Player {n}") for n in range(1, count + 1)]

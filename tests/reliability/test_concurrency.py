@@ -17,8 +17,6 @@ from services.rules.domain.evolve import fold
 from services.rules.shell.repository import GameRepository, to_domain
 from tests.reliability.writer import write
 
-pytestmark = pytest.mark.reliability
-
 PLAYERS = tuple(ev.SeatedPlayer(seat, f"p{seat}") for seat in (1, 2, 3, 4))
 
 

@@ -23,8 +23,6 @@ from shikoku.v1 import game_pb2
 from shikoku_sdk.random_player import choose, command_for
 from tools.supervisor import ServiceProcess
 
-pytestmark = pytest.mark.reliability
-
 # The deployment's token: the rules service serves only callers that send it.
 TOKEN = "crash-tests"
 INTERNAL = ((deployment_token.HEADER, TOKEN),)

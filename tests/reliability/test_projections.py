@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import pytest
 import redis.asyncio
 
 from infra.eventstore import EventStore
@@ -23,8 +22,6 @@ from services.rules.domain.decide import legal_actions
 from services.rules.shell.repository import GameRepository
 from services.rules.shell.summaries import GROUP, SummaryProjector, summarise
 from tools.bots import choose, command_for
-
-pytestmark = pytest.mark.reliability
 
 
 def repository(redis_client: redis.asyncio.Redis) -> GameRepository:

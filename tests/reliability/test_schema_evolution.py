@@ -15,8 +15,6 @@ from services.rules.domain.events import EVENT_TYPES, event_from_payload
 from services.rules.domain.view import state_document
 from services.rules.shell.repository import GameRepository
 
-pytestmark = pytest.mark.reliability
-
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RECORDED = FIXTURES / "stream-schema-2026-11.jsonl"
 

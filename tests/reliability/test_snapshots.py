@@ -18,7 +18,6 @@ from services.rules.shell.repository import GameRepository
 from services.rules.shell.snapshots import SnapshotStore, snapshot_key
 from tools.bots import best_routes, choose, command_for
 
-pytestmark = pytest.mark.reliability
 
 async def _routes(state: GameState, command: Command) -> Command:
     if isinstance(command, RunRoutes) and isinstance(state.round, OperatingRound):

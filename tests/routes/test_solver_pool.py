@@ -10,6 +10,8 @@ import pytest
 from services.routes.shell.pool import PoolSettings, SolverPool, usable_cpus
 from tests.routes.pathological import pathological_message
 
+pytestmark = pytest.mark.io  # real pools of worker processes
+
 
 def test_the_pool_has_a_worker_per_cpu_and_twice_as_many_waiting_by_default(
     monkeypatch: pytest.MonkeyPatch,

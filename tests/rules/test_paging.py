@@ -7,8 +7,6 @@ import pytest
 from infra.rejection import Rejected
 from services.rules.shell.paging import MAX_PAGE_SIZE, page_of
 
-pytestmark = pytest.mark.client
-
 ITEMS = list(range(7))
 
 

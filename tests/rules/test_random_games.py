@@ -26,7 +26,7 @@ from services.rules.domain.trains import train_limit
 from tests.rules.helpers import new_game
 from tools.bots import choose, command_for
 
-SCALE = int(os.environ.get("SHIKOKU_PROPERTY_SCALE", "1"))
+SCALE = float(os.environ.get("SHIKOKU_PROPERTY_SCALE", "1"))  # make fast: 0.25
 MAX_COMMANDS = 4000
 
 
@@ -76,7 +76,7 @@ def play_random_game(players: int, seed: int) -> tuple[GameState, list[Event]]:
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_random_games_end_and_keep_every_invariant(players: int) -> None:
-    for seed in range(4 * SCALE):
+    for seed in range(max(1, round(4 * SCALE))):
         state, log = play_random_game(players, seed)
         assert state.result is not None
         assert state.result.reason in {"bank", "bankrupt"}

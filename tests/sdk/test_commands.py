@@ -9,8 +9,6 @@ from shikoku.v1 import game_pb2, routes_pb2
 from shikoku_sdk import PAYOUT, WITHHOLD, Client, to_command
 from shikoku_sdk.commands import KNOWN_ACTIONS
 
-pytestmark = pytest.mark.client
-
 BID = game_pb2.LegalAction(
     seat=2,
     place_bid=game_pb2.PlaceBidOption(company="MF", min_price=65, max_price=120, step=5),

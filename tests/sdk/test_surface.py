@@ -8,11 +8,7 @@ import inspect
 import pkgutil
 from types import ModuleType
 
-import pytest
-
 import shikoku_sdk
-
-pytestmark = pytest.mark.client
 
 
 def modules() -> list[ModuleType]:

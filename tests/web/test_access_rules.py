@@ -30,7 +30,7 @@ from tests.web.wire import (
     post,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 # Connect spells the gRPC codes in lower case, and CANCELLED with one L.
 Outcome = tuple[str, str]  # (code, reason); ("ok", "") when answered

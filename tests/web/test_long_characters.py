@@ -27,7 +27,7 @@ from tests.web.wire import (
     read_frame,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 FIELDS = long_strings.every_string_field()
 GRPC_OK = 0

@@ -24,7 +24,7 @@ from tests.web.wire import (
     post,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 LIMIT = 1024 * 1024
 CREATE = "/shikoku.v1.LobbyService/CreateTable"

@@ -22,7 +22,7 @@ from tests.e2e.api import System
 from tests.e2e.launch import SHIKOKU
 from tests.web.wire import END_STREAM, api_headers, connection, envelope, frames, post
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 STATIC = Path(__file__).parents[2] / "gateway" / "web" / "static"
 ALLOWED = "https://play.example"

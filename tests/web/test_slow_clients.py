@@ -27,7 +27,7 @@ from tests.e2e.observing import scrape, total
 from tests.e2e.slow_clients import SlowClients, slow_clients_count
 from tests.web.wire import END_STREAM, api_headers, connect_json, connection, envelope, read_frame
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 #: Slack for a loaded machine on top of each timeout; still far below the old behaviour (the
 #: server closed nothing, ever, but idle keep-alive connections after 30 s).

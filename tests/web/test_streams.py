@@ -27,7 +27,7 @@ from tests.web.wire import (
     read_frame,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 
 class JsonStream:

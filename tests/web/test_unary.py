@@ -23,7 +23,7 @@ from tests.web.wire import (
     post,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.client]
+pytestmark = pytest.mark.e2e
 
 
 def test_connect_json_creates_a_table_the_lobby_then_knows(web_api: System) -> None:

@@ -9,7 +9,7 @@ import pytest
 from tests.e2e.api import System
 from tests.e2e.test_api_key_revocation import WITHIN_SECONDS, gateways_of, revoked_everywhere_within
 
-pytestmark = [pytest.mark.e2e, pytest.mark.cluster]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_a_revoked_key_is_refused_by_both_gateways_within_a_second(system: System) -> None:

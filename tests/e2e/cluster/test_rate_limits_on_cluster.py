@@ -16,7 +16,7 @@ from tests.e2e.test_rate_limits import (  # client: a Client of the `limited` sy
     test_an_application_key_with_limits_of_its_own,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.cluster]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 __all__ = [
     "client",

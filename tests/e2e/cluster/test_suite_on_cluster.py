@@ -43,7 +43,7 @@ from tests.e2e.test_walking_skeleton import (
 )
 from tests.e2e.test_watching import test_watchers_that_hang_up_and_resume_see_the_whole_game
 
-pytestmark = [pytest.mark.e2e, pytest.mark.cluster]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 __all__ = [
     "test_a_clock_running_out",

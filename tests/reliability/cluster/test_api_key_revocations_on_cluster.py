@@ -18,7 +18,7 @@ from infra.config import connect_redis
 from infra.redis_cluster import EmbeddedRedisCluster
 from infra.rejection import Rejected
 
-pytestmark = pytest.mark.cluster
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

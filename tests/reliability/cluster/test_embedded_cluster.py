@@ -18,7 +18,7 @@ from infra.redis_cluster import HOST, EmbeddedRedisCluster
 
 from .conftest import cluster_client
 
-pytestmark = pytest.mark.reliability
+pytestmark = pytest.mark.slow
 
 NODE_TIMEOUT_MS = 1_000
 

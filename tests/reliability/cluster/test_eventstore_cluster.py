@@ -29,7 +29,7 @@ from .conftest import cluster_client, ids_by_master, spread_ids
 
 __all__ = ["ids_by_master"]  # also test_no_replica's
 
-pytestmark = pytest.mark.reliability
+pytestmark = pytest.mark.slow
 
 # The asyncio cluster client's default pool size, per node (100 in redis-py 8.1).
 DEFAULT_POOL_PER_NODE: int = inspect.signature(RedisCluster).parameters["max_connections"].default

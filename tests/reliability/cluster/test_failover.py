@@ -33,7 +33,7 @@ from shikoku.v1 import game_pb2
 from shikoku_sdk import Client, RandomPlayer, seat_table
 from tools.supervisor import System
 
-pytestmark = [pytest.mark.reliability, pytest.mark.cluster]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # the services on a Redis Cluster
 
 GAMES = int(os.environ.get("SHIKOKU_FAILOVER_GAMES", "4"))
 # A failover takes the cluster's node timeout and an election (about 7 s here): retries must

@@ -62,7 +62,7 @@ from .conftest import cluster_client
 from .test_eventstore_cluster import ids_by_master
 from .test_failover import ACTIONS_LIMIT, GAMES, Game, read_games
 
-pytestmark = [pytest.mark.reliability, pytest.mark.cluster]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # the services on a Redis Cluster
 
 WAIT_MS = 2_000
 #: Well under the WAIT timeout: what "at once" means on a loaded machine.
