@@ -24,6 +24,7 @@ from services.rules.board import (
 )
 from services.rules.board.upgrades import fits, tile_order
 from tests.board.test_enumeration import TITLE, random_game
+from tests.scale import scaled
 
 
 def _accepted_anywhere(position: Position, situation: Situation, actor: Actor) -> list[LayOption]:
@@ -38,7 +39,7 @@ def _accepted_anywhere(position: Position, situation: Situation, actor: Actor) -
     return sorted(found, key=lambda o: (o.hex, tile_order(o.tile), o.rotation))
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(scaled(4)))
 def test_lays_found_one_at_a_time_are_every_accepted_lay_in_order(seed: int) -> None:
     rng = random.Random(seed)
     for step in random_game(seed + 100, steps=25):
@@ -56,7 +57,7 @@ def test_lays_found_one_at_a_time_are_every_accepted_lay_in_order(seed: int) -> 
             assert has_legal_lay(step.position, step.situation, actor) == bool(expected)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(scaled(3)))
 def test_tokens_found_one_at_a_time_are_every_accepted_placement(seed: int) -> None:
     for step in random_game(seed + 200, steps=25):
         for cash in (0, 39, 40, 100, 1000):

@@ -31,6 +31,7 @@ from services.rules.board import (
     legal_tokens,
     load_title,
 )
+from tests.scale import scaled
 
 PHASES = ("2", "3", "4", "5", "6", "D")
 BOARD_PRIVATES = ("TR", "MF", "ER", "SMR")
@@ -129,7 +130,7 @@ def _agree(step: Step, rng: random.Random, exhaustive: bool) -> None:
 STEPS = 20
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(scaled(6)))
 def test_enumeration_and_check_agree(seed: int) -> None:
     rng = random.Random(seed * 7919)
     for number, step in enumerate(random_game(seed, steps=STEPS)):

@@ -11,6 +11,7 @@ from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.legal import BidRange
 from services.rules.domain.state import GameState, PrivateAuction, StockRound
 from tests.rules.helpers import new_game, play
+from tests.scale import scaled
 from tools.bots import command_for
 
 BLUE, YELLOW, RED = 1, 2, 3
@@ -108,7 +109,7 @@ def test_all_pass_with_an_owner_pays_private_revenue() -> None:
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_random_auctions_accept_exactly_the_listed_actions_and_conserve_money(players: int) -> None:
     rng = random.Random(players)
-    for _game in range(30):
+    for _game in range(scaled(30)):
         state = new_game(players, seed=rng.randrange(10**6), fixed=False)
         total = state.bank + sum(p.cash for p in state.players)
         steps = 0

@@ -20,6 +20,7 @@ from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.legal import SellOption
 from services.rules.domain.state import GameState, StockRound
 from tests.rules.helpers import new_game, play
+from tests.scale import scaled
 from tools.bots import command_for
 
 A, B, C = 1, 2, 3
@@ -188,7 +189,7 @@ def test_sold_out_corporations_rise_at_the_end_of_the_round() -> None:
 
 def test_random_stock_rounds_keep_the_invariants() -> None:
     rng = random.Random(5)
-    for _game in range(20):
+    for _game in range(scaled(20)):
         state = in_later_stock_round(after_auction())
         total = state.bank + sum(p.cash for p in state.players)
         for _step in range(80):
