@@ -192,13 +192,17 @@ deploy-check: image
 	CONTAINERS_CONF=$(CURDIR)/deploy/containers.conf $(BIN)/python deploy/compose_check.py \
 		--image $(IMAGE) --redis-image $(REDIS_IMAGE)
 
-# podman, runc and mmdebstrap from Debian, installed when missing (as for Chromium, below).
+# podman, runc and mmdebstrap from Debian, installed when missing (as for Chromium, below), and
+# the CNI dnsname plugin, without which Compose's containers cannot find each other by name
+# (podman 4.3's CNI backend; it is not even among podman's Recommends).
+DNSNAME := /usr/lib/cni/dnsname
 image-tools:
-	@command -v podman >/dev/null && command -v runc >/dev/null && command -v mmdebstrap >/dev/null || { \
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v mmdebstrap >/dev/null \
+		&& test -x $(DNSNAME) || { \
 		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 		$$SUDO apt-get update && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-			podman runc mmdebstrap; }
+			podman runc mmdebstrap golang-github-containernetworking-plugin-dnsname; }
 
 clean:
 	rm -rf $(VENV) shikoku/v1 shikoku/internal shikoku/server .mypy_cache .ruff_cache .pytest_cache dist
