@@ -91,7 +91,7 @@ lint: setup
 # Cluster, failover, deployment checks). `make test`: everything.
 FAST_FOLDERS := $(addprefix tests/,board crosscheck lobby routes rules sitelog)
 fast: setup
-	SHIKOKU_PROPERTY_SCALE=0.25 $(BIN)/pytest -q -m "pure and not slow" --durations=10 $(FAST_FOLDERS)
+	SHIKOKU_PROPERTY_SCALE=0.25 $(BIN)/pytest -q -m "pure and not slow" --durations=20 $(FAST_FOLDERS)
 
 unit: setup
 	$(BIN)/pytest -m "not e2e and not slow"

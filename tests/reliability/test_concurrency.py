@@ -24,6 +24,7 @@ async def new_game(games: GameRepository, game_id: str) -> None:
     await games.execute(game_id, CreateGame(PLAYERS, seed=7))
 
 
+@pytest.mark.slow  # sixteen processes, about half a minute
 async def test_sixteen_writer_processes_leave_one_gapless_history(
     redis_client: redis.asyncio.Redis, redis_url: str
 ) -> None:

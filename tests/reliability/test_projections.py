@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 import redis.asyncio
 
 from infra.eventstore import EventStore
@@ -123,6 +124,7 @@ async def idle_calls(redis_client: redis.asyncio.Redis, passes: int) -> int:
     return counting.sent - before
 
 
+@pytest.mark.slow  # a projector left idle a while: about half a minute
 async def test_an_idle_projector_does_no_work_per_finished_game(
     redis_client: redis.asyncio.Redis,
 ) -> None:
