@@ -338,6 +338,15 @@ def _decode(entry_id: bytes, fields: Mapping[bytes, bytes]) -> StoredEvent:
     )
 
 
+def _end_if_cancelled() -> None:
+    """Ends a follow whose task was cancelled although its read returned: redis-py can swallow
+    a cancellation that lands as a blocking read ends (redis/redis-py#2028), and a follow that
+    went on reading would keep its connection, and its caller waiting on it, for good."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class EventStore:
     """Appends to and reads from the event streams of one kind of aggregate, in Redis: an
     `infra.eventlog.EventLog`."""
@@ -551,6 +560,7 @@ class EventStore:
                 list[tuple[bytes, Entries]],
                 await self._redis.xread({key: last_id}, block=block_ms, count=FOLLOW_BATCH),
             )
+            _end_if_cancelled()
             for _stream, entries in reply:
                 batch = [_decode(entry_id, fields) for entry_id, fields in entries]
                 if batch:

@@ -267,7 +267,8 @@ async def test_a_cancelled_follow_leaves_the_log_working(backend: Backend) -> No
     await asyncio.sleep(0.3)  # every follower waits
     for follower in followers:
         follower.cancel()
-    await asyncio.gather(*followers, return_exceptions=True)
+    _done, going_on = await asyncio.wait(followers, timeout=10)
+    assert not going_on, "a cancelled follow went on"
     for aggregate in backend.ids:
         assert await log.append(aggregate, 1, batch("B", "C")) == 3
     for _ in range(5):

@@ -122,7 +122,8 @@ async def test_followers_beyond_the_default_pool_exhaust_it(
     finally:
         for follower in followers:
             follower.cancel()
-        await asyncio.gather(*followers, return_exceptions=True)
+        _done, going_on = await asyncio.wait(followers, timeout=10)
+        assert not going_on, "a cancelled follow went on"
 
 
 async def test_a_pool_sized_for_the_followers_carries_them_and_the_appends(
