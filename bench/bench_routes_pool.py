@@ -10,8 +10,7 @@ that runs to any deadline) and on smaller searches that finish:
    solver's input built from the message, then `solve()`, as the service did before the pool)
    against the same search through a SolverPool of one worker in this process (serialize, a
    pipe each way, the worker's parse and build), for a few graphs, REPEATS each; and the least
-   of each, which a shared machine's load disturbs less. The worker runs at nice 10, as the
-   service's do: on a busy machine that alone slows it.
+   of each, which a shared machine's load disturbs less.
 3. A cheap call while four long searches run (each with a deadline of LONG_SECONDS): the
    latency of RouteEngine.Evaluate of a two-city route and of a health check, one of each sent
    every 50 ms (not waiting for the one before) while the four run. Against a real routes

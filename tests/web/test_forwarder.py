@@ -67,11 +67,16 @@ async def test_a_method_the_subclass_defines_wins_and_the_others_go_to_the_gatew
     assert body["code"] == "unavailable", body  # passed on, to a gateway that is not there
 
 
-def test_every_method_of_the_service_is_a_method_of_the_forwarder() -> None:
+async def test_every_method_of_the_service_is_a_method_of_the_forwarder() -> None:
+    # Async: a grpc.aio channel needs the running loop (a synchronous test found none once an
+    # earlier test had closed the thread's default loop).
     channel = grpc.aio.insecure_channel("127.0.0.1:1")
-    forwarder = Lobby(LOBBY, channel)
-    assert type(forwarder).__dict__["list_tables"] is Lobby.list_tables
-    assert "list_tables" not in vars(forwarder)  # not shadowed by a generated one
-    names = [connect_name(method.name) for method in LOBBY.methods]
-    assert "end_game" in names and "register_player" in names
-    assert all(callable(getattr(forwarder, name)) for name in names)
+    try:
+        forwarder = Lobby(LOBBY, channel)
+        assert type(forwarder).__dict__["list_tables"] is Lobby.list_tables
+        assert "list_tables" not in vars(forwarder)  # not shadowed by a generated one
+        names = [connect_name(method.name) for method in LOBBY.methods]
+        assert "end_game" in names and "register_player" in names
+        assert all(callable(getattr(forwarder, name)) for name in names)
+    finally:
+        await channel.close(None)

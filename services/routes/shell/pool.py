@@ -18,8 +18,9 @@ its deadline and answers at once).
 
 Workers are forked by multiprocessing's fork server, which has imported the solver and the
 service's modules once, so a worker starts in milliseconds (never forked from the service
-itself, whose gRPC threads a fork would copy mid-flight). They run at a lower priority than the
-service (nice 10): when the CPUs are busy, the event loop comes first.
+itself, whose gRPC threads a fork would copy mid-flight). They run at the service's own priority:
+the event loop is kept free by being another process, and a lower priority (nice 10 was tried)
+let a busy machine starve searches past their deadlines, cutting bots' routes short.
 
 A worker that dies (killed, out of memory) breaks the executor: the searches it held, and
 those waiting, end with UNAVAILABLE `SOLVER_LOST` (retry), and a fresh pool takes its place.
@@ -63,8 +64,6 @@ QUEUE_SETTING = "SHIKOKU_ROUTES_QUEUE"
 #: What a refusal suggests waiting when no search in the pool has a deadline to go by.
 DEFAULT_RETRY_SECONDS = 1.0
 MIN_RETRY_SECONDS, MAX_RETRY_SECONDS = 0.1, 10.0
-#: How much lower the workers' scheduling priority is than the service's (nice(2)).
-WORKER_NICENESS = 10
 #: How long stopping waits for the workers to leave once told to.
 CLOSE_SECONDS = 5.0
 
@@ -261,9 +260,6 @@ def _start_worker(stopping: Any, alive: Connection) -> None:
     # The service stops its workers itself when a Ctrl-C reaches the whole process group.
     # (SIGTERM stays fatal: it is how the executor ends the workers of a broken pool.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Searches are the machine's background work: the service's event loop, and the other
-    # services beside it, come first when the CPUs are busy.
-    os.nice(WORKER_NICENESS)
     threading.Thread(target=_leave_with_the_service, args=(alive,), daemon=True).start()
 
 
