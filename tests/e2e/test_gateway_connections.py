@@ -7,13 +7,12 @@ bot games play, fresh calls are answered within a second (`make soak`: SHIKOKU_S
 
 from __future__ import annotations
 
+import io
 import os
-import queue
 import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 
@@ -25,10 +24,11 @@ from infra.redis_server import free_port
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import System
-from tests.e2e.launch import SHIKOKU, start_system, stop_system
+from tests.e2e.launch import start_system, stop_system
 from tests.e2e.observing import metrics_urls, scrape, total
 from tests.e2e.slow_clients import KINDS, SlowClients, slow_clients_count
 from tests.web.wire import api_headers, connect_json, connection
+from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -48,7 +48,7 @@ ENHANCE_YOUR_CALM = 0xB
 
 @pytest.fixture(scope="module")
 def gateway(redis_url: str) -> Iterator[str]:
-    """`shikoku serve gateway` alone, with short connection limits: its own health service is
+    """The gateway alone, with short connection limits: its own health service is
     all these tests call, so the services behind it need not run."""
     address = f"127.0.0.1:{free_port()}"
     env = dict(
@@ -63,28 +63,12 @@ def gateway(redis_url: str) -> Iterator[str]:
         SHIKOKU_GATEWAY_MAX_CONCURRENT_STREAMS=str(STREAMS),
         SHIKOKU_GATEWAY_KEEPALIVE_MIN_PING_SECONDS=str(MIN_PING_SECONDS),
     )
-    process = subprocess.Popen(
-        [str(SHIKOKU), "serve", "gateway"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def relay() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-
-    threading.Thread(target=relay, daemon=True).start()
+    gateway = ServiceProcess("gateway", "gateway.server", env, log=io.StringIO())
     try:
-        while not lines.get(timeout=30).startswith("gateway listening on "):
-            pass
+        gateway.wait_listening()
         yield address
     finally:
-        process.terminate()
-        process.wait(timeout=15)
+        gateway.stop()
 
 
 def frame(kind: int, flags: int = 0, payload: bytes = b"") -> bytes:

@@ -8,12 +8,11 @@ addresses, in a process of their own (tests/e2e/slow_clients.py)."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
-import queue
 import socket
 import statistics
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -22,10 +21,10 @@ import pytest
 
 from infra.redis_server import free_port
 from tests.e2e.api import Client, System, started_table
-from tests.e2e.launch import SHIKOKU
 from tests.e2e.observing import scrape, total
 from tests.e2e.slow_clients import SlowClients, slow_clients_count
 from tests.web.wire import END_STREAM, api_headers, connect_json, connection, envelope, read_frame
+from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -42,7 +41,7 @@ METRICS: dict[str, str] = {}
 
 
 def start_web(web_api: System, **settings: str) -> Iterator[str]:
-    """`shikoku serve web` with `settings`, before the tests' gateway: yields its address."""
+    """The web entrypoint with `settings`, before the tests' gateway: yields its address."""
     address = f"127.0.0.1:{free_port()}"
     METRICS[address] = f"127.0.0.1:{free_port()}"
     env = dict(
@@ -50,29 +49,14 @@ def start_web(web_api: System, **settings: str) -> Iterator[str]:
         SHIKOKU_WEB_ADDR=address,
         SHIKOKU_GATEWAY_ADDR=web_api.gateway,
         SHIKOKU_WEB_METRICS_ADDR=METRICS[address],
+        **settings,
     )
-    process = subprocess.Popen(
-        [str(SHIKOKU), "serve", "web"],
-        env={**env, **settings},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def relay() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-
-    threading.Thread(target=relay, daemon=True).start()
+    web = ServiceProcess("web", "gateway.web.server", env, log=io.StringIO())
     try:
-        while not lines.get(timeout=30).startswith("web listening on "):
-            pass
+        web.wait_listening()
         yield address
     finally:
-        process.terminate()
-        process.wait(timeout=15)
+        web.stop()
 
 
 @pytest.fixture(scope="module")
