@@ -36,7 +36,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from infra.config import connect_redis
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 API_KEY_HEADER = "x-api-key"
 KEY_PREFIX = "k-"

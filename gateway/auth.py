@@ -35,7 +35,7 @@ from infra.grpc_errors import from_rpc_error
 from infra.grpc_types import Context
 from infra.interceptors import Admission
 from infra.metadata import optional_bearer_token
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.v1 import lobby_pb2

@@ -43,7 +43,7 @@ from infra.deployment_token import carries_token, deployment_token
 from infra.grpc_types import Context
 from infra.interceptors import Admission
 from infra.metadata import optional_bearer_token
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from gateway.auth import current_grant
 from gateway.caching import remember
 from gateway.spectating import SpectatorView
 from infra.eventlog import EventLog
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 # Games whose spectator view is kept up to date between reads (a few ints per action each).
 VIEWS = 2_000

@@ -12,7 +12,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 DEFAULT_STREAMS_PER_CALLER = 64
 

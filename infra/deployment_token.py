@@ -22,7 +22,7 @@ import grpc
 
 from infra.grpc_types import Context
 from infra.interceptors import Admission
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 HEADER = "x-shikoku-internal"
 SETTING = "SHIKOKU_INTERNAL_TOKEN"

@@ -48,7 +48,7 @@ from infra.eventlog import NewEvent as NewEvent
 from infra.eventlog import StoredEvent as StoredEvent
 from infra.eventlog import VersionConflict as VersionConflict
 from infra.redis_metrics import SHARDS_WITHOUT_REPLICA, WRITES_WITHOUT_REPLICA
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 #: A replica counts as one that can confirm writes when it is in sync (`online`) and has
 #: acknowledged within this many seconds (replicas acknowledge every second).

@@ -2,7 +2,7 @@
 BadRequest naming the field for malformed input, a RetryInfo when the caller should wait.
 
 The status is where a refusal turns into trailing metadata, so its message and metadata are held
-to their byte limits here once more (`infra.rejection.bounded`), whatever built the refusal."""
+to their byte limits here once more (`kernel.rejection.bounded`), whatever built the refusal."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from infra.grpc_types import Context
-from infra.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, Kind, Rejected, bounded
+from kernel.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, Kind, Rejected, bounded
 
 DOMAIN = "shikoku.1889"
 

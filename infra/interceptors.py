@@ -27,7 +27,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from infra.eventstore import NotReplicated, VersionConflict
 from infra.grpc_errors import to_status
 from infra.grpc_types import Context
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 # Redis down, or a Redis Cluster in the middle of a failover or resharding (a master lost, its
 # slots not yet taken over; a stale slot map the client could not refresh in its retries).

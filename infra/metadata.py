@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 AUTHORIZATION = "authorization"
 

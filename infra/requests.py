@@ -7,7 +7,7 @@ the value it was given, and a value of 1,000 four-byte characters, repeated in a
 `grpc-message` (percent-encoded, three bytes a byte) and twice in its details, would be over
 gRPC's 8 KiB of trailing metadata. Under these limits one value repeated whole in a message, the
 BadRequest's description and the ErrorInfo metadata takes at most 7,000 bytes of it (an id
-1,792), even before `infra.rejection.quoted` shortens it.
+1,792), even before `kernel.rejection.quoted` shortens it.
 
 gRPC decodes a request before any interceptor runs, and a message it cannot decode ends the call
 as UNKNOWN with nothing said; so this interceptor, the outermost of every server, takes the
@@ -26,7 +26,7 @@ from google.protobuf.message import DecodeError, Message
 from infra import calls
 from infra.grpc_types import Context
 from infra.interceptors import Behaviour, Continuation, end_call, streamed
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 #: Longest id (any string field named `*_id`, a token or a credential) a request may carry,
 #: in characters and in bytes of UTF-8.

@@ -62,9 +62,7 @@ class Backend:
         return [EventStore(client, kind) for client in self.opened[-n:]]
 
 
-@pytest.fixture(
-    params=["memory", "redis", pytest.param("cluster", marks=pytest.mark.slow)]
-)
+@pytest.fixture(params=["memory", "redis", pytest.param("cluster", marks=pytest.mark.slow)])
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
     ids = [f"t-{n:012x}" for n in range(3)]
     if request.param == "memory":

@@ -12,7 +12,7 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from infra.grpc_errors import from_rpc_error, to_status
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 
 class ReceivedError(grpc.RpcError):

@@ -26,7 +26,7 @@ from tests.io_guard import PureTestDidIOError, io_guard, refusing_io
 REPO = Path(__file__).resolve().parent.parent
 
 # A plugin for the inner pytest: each collected test's id, markers and fixtures, as JSON.
-DUMP = '''
+DUMP = """
 import json, os
 
 def pytest_collection_finish(session):
@@ -36,7 +36,7 @@ def pytest_collection_finish(session):
              "fixtures": sorted(getattr(item, "fixturenames", []))}
             for item in session.items
         ], out)
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,13 @@ def test_what_starts_the_services_is_e2e(suite: list[Collected]) -> None:
     systems = {"system", "cluster_system", "web_system"}
     assert [t.id for t in suite if t.folder == "e2e" and "e2e" not in t.markers] == []
     assert [t.id for t in suite if t.fixtures & systems and "e2e" not in t.markers] == []
-    assert [t.id for t in suite if t.folder in {"web", "browser"} and t.fixtures & {
-        "web_api", "web_system"} and "e2e" not in t.markers] == []
+    assert [
+        t.id
+        for t in suite
+        if t.folder in {"web", "browser"}
+        and t.fixtures & {"web_api", "web_system"}
+        and "e2e" not in t.markers
+    ] == []
 
 
 def test_clusters_failover_and_deployment_checks_are_slow(suite: list[Collected]) -> None:

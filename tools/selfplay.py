@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain.commands import Command, CreateGame
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import SeatedPlayer

@@ -5,7 +5,7 @@ Each detail also goes out with its JSON form (the Connect error's `debug` field)
 using plain `fetch` reads `details[i].debug.reason` without decoding protobuf; Connect clients
 decode `value` as usual.
 
-Messages are held to `infra.rejection.MAX_MESSAGE_BYTES` here as on gRPC, the entrypoint's own
+Messages are held to `kernel.rejection.MAX_MESSAGE_BYTES` here as on gRPC, the entrypoint's own
 and those passed on alike: an error never repeats a request at any length.
 """
 
@@ -26,7 +26,7 @@ from protobuf import Registry
 from protobuf.wkt import Any, FileDescriptorSet
 
 from infra.grpc_errors import DOMAIN, rich_status
-from infra.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, bounded
+from kernel.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, bounded
 
 # gRPC's names, but for the one Connect spells with a single L.
 _CODES: dict[grpc.StatusCode, Code] = {

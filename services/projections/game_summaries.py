@@ -25,8 +25,6 @@ CHANGE_SHARDS = int(os.environ.get("SHIKOKU_SUMMARY_SHARDS", "4"))
 CHANGES_KEPT = 100_000
 
 
-
-
 def summary_key(game_id: str) -> str:
     return f"game:{{{game_id}}}:summary"
 
@@ -71,5 +69,3 @@ def _summary(stored: dict[bytes, bytes]) -> Summary | None:
     if not stored:
         return None
     return Summary(int(stored[b"version"]), json.loads(stored[b"summary"]))
-
-

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.routes.engine.graph import NodeKind
 from shikoku.internal.v1 import routes_pb2 as pb
 

@@ -7,7 +7,7 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from infra.eventstore import StoredEvent
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.rules.domain import commands as cmd
 from services.rules.domain.legal import (
     BankruptcyOption,

@@ -153,8 +153,14 @@ def selects(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
 def test_every_kustomization_renders(directory: Path) -> None:
     objects = rendered(directory)
     assert {o["kind"] for o in objects} >= {
-        "Namespace", "ConfigMap", "Secret", "Deployment", "Service", "NetworkPolicy",
-        "PodDisruptionBudget", "HorizontalPodAutoscaler",
+        "Namespace",
+        "ConfigMap",
+        "Secret",
+        "Deployment",
+        "Service",
+        "NetworkPolicy",
+        "PodDisruptionBudget",
+        "HorizontalPodAutoscaler",
     }
     assert set(kinds(objects, "Deployment")) == set(SERVICES)
 

@@ -47,9 +47,20 @@ class Node:
         self.process = subprocess.Popen(
             [
                 str(BIN / "redis-server"),
-                "--port", str(self.port), "--bind", "127.0.0.1",
-                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "5000",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
             ],
             cwd=self.directory,
             stdout=subprocess.DEVNULL,
@@ -215,9 +226,12 @@ def test_a_node_starts_with_the_addresses_its_peers_names_have_now(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:-1] == [
         "/etc/redis/redis.conf",
-        "--cluster-announce-ip", "10.2.0.15",
-        "--cluster-announce-hostname", "redis-0.redis-headless",
-        "--maxmemory", "3gb",
+        "--cluster-announce-ip",
+        "10.2.0.15",
+        "--cluster-announce-hostname",
+        "redis-0.redis-headless",
+        "--maxmemory",
+        "3gb",
     ]
     before, after = NODES_CONF.splitlines(), conf.read_text().splitlines()
     expected = [
@@ -234,7 +248,7 @@ def test_a_node_starts_with_the_addresses_its_peers_names_have_now(tmp_path: Pat
 def test_a_node_without_nodes_conf_starts_as_a_new_node(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    executable(bin_dir / "redis-server", '#!/bin/sh\necho started\n')
+    executable(bin_dir / "redis-server", "#!/bin/sh\necho started\n")
     done = subprocess.run(
         ["sh", str(SCRIPTS / "start.sh")],
         env={

@@ -26,7 +26,7 @@ from tests.e2e.api import System
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER_PACKAGES = ("services", "gateway", "infra", "tools", "shikoku.internal")
+SERVER_PACKAGES = ("services", "gateway", "infra", "kernel", "tools", "shikoku.internal")
 ENDED = re.compile(r"^game (\S+) ended after (\d+) events: (\w+)$", re.MULTILINE)
 INSTALL_SECONDS = 300
 
@@ -106,7 +106,7 @@ def test_the_server_pins_the_sdk_it_stands_on_and_leaves_it_its_packages() -> No
     sdk_packages = set(sdk["packages"]["find"]["include"])
     assert sdk_packages == {"shikoku", "shikoku.v1", "shikoku_sdk"}
     assert not shipped & sdk_packages, "a package in both wheels: their files clash"
-    assert {"shikoku.internal", "services", "gateway", "infra", "tools"} <= shipped
+    assert {"shikoku.internal", "services", "gateway", "infra", "kernel", "tools"} <= shipped
 
 
 def test_nothing_of_the_server_is_importable_beside_the_sdk(

@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio
 
 from gateway.api_keys import ApiKeys
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 
 #: Long enough that only an announcement (or a new subscription) can explain a refusal.
 REMEMBERED = 60.0

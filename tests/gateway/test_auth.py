@@ -10,7 +10,7 @@ from gateway.api_keys import ApiKeys, api_key_from
 from gateway.auth import RULES
 from gateway.public_api import public_services
 from gateway.rate_limit import Limits
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 
 
 def test_every_public_method_has_exactly_one_rule() -> None:

@@ -18,7 +18,7 @@ from infra.forwarding import add_service, service_handlers
 from infra.grpc_types import Context
 from infra.interceptors import FailuresAsStatus
 from infra.redis_server import free_port
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2, game_pb2_grpc
 
 pytestmark = pytest.mark.io

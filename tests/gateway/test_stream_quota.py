@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.stream_quota import StreamQuota
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 
 
 def test_a_caller_holds_at_most_the_quota_and_gets_it_back() -> None:

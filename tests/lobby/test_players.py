@@ -6,7 +6,7 @@ import pytest
 import redis.asyncio
 
 from infra.eventstore import EventStore
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.lobby.domain import players
 from services.lobby.shell import accounts
 from services.lobby.shell.accounts import PlayerRepository, identify

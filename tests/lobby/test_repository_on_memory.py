@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio
 
 from infra.eventlog import MemoryEventLog, VersionConflict
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.lobby.domain import tables
 from services.lobby.shell.accounts import PlayerRepository
 from services.lobby.shell.credentials import credential_hash, derived_from, new_credential, new_id

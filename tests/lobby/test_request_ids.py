@@ -7,7 +7,7 @@ import asyncio
 import pytest
 import redis.asyncio
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.lobby.shell.credentials import new_credential, new_id
 from services.lobby.shell.request_ids import RequestIds
 from shikoku.v1 import lobby_pb2

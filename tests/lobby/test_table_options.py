@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.lobby.domain import tables
 from services.rules.board import load_title
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.lobby.domain import standings as standings_module
 from services.lobby.domain import tournament
 from services.lobby.domain.standings import Standing, place_table, standings_csv, standings_json

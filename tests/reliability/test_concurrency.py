@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio
 
 from infra.eventstore import EventStore
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame, PlaceBid
 from services.rules.domain.evolve import fold

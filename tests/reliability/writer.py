@@ -8,7 +8,7 @@ import random
 from redis.asyncio import Redis
 
 from infra.eventstore import EventStore
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain.commands import Command, RunRoutes
 from services.rules.domain.decide import legal_actions
 from services.rules.domain.state import GameState, OperatingRound

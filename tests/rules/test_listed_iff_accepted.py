@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain import commands as cmd
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.evolve import fold

@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivateForCorporation,

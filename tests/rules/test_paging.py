@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.shell.paging import MAX_PAGE_SIZE, page_of
 
 ITEMS = list(range(7))

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
 from services.rules.domain.decide import decide, legal_actions

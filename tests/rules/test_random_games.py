@@ -9,7 +9,7 @@ import random
 import msgpack
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.board import load_title
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import (

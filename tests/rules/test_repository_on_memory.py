@@ -12,7 +12,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from infra.eventlog import EventLog, MemoryEventLog
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import Command, CreateGame, PlaceBid, PlayerCommand, Undo
 from services.rules.domain.decide import legal_actions

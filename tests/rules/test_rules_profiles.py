@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules import board
 from services.rules.board import load_title
 from services.rules.board.title import SWITCHES

@@ -1,6 +1,6 @@
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
 from services.rules.domain.decide import decide

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (
     BuyPrivate,

@@ -16,7 +16,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from gateway.web.errors import connect_error, refusal, retry_after_seconds
 from infra.grpc_errors import to_status
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from tests.web.wire import error_info
 
 HTTP_STATUS: dict[grpc.StatusCode, int] = {

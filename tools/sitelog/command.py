@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain.events import Event, event_from_payload
 from shikoku.v1 import game_pb2, game_pb2_grpc
 from shikoku_sdk import Client

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.board.title import SITE_PROFILE, SWITCHES
 from services.rules.domain import commands as cmd
 from services.rules.domain import events as ev

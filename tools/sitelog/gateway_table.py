@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from google.protobuf import json_format
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client
 from shikoku_sdk.errors import ShikokuError

@@ -11,7 +11,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from shikoku.v1 import game_pb2
 from tools.sitelog.export_format import Action, SiteGame, effective_actions
 from tools.sitelog.translate import EndGame, Submit, Translator, Untranslatable

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 CREDENTIAL_DAYS = 30
 ROLES = ("player", "host")

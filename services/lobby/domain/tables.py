@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain.clocks import ClockEvent, ClockSettings
 
 MIN_SEATS, MAX_SEATS = 2, 6

@@ -46,7 +46,7 @@ from fractions import Fraction
 from functools import reduce
 from typing import Any, TypeVar
 
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain.standings import (
     Placing,
     Standing,

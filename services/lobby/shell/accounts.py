@@ -8,7 +8,7 @@ import time
 from typing import Protocol
 
 from infra.eventlog import EventLog, NewEvent, VersionConflict
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain import players, tables
 from services.lobby.domain.access import Caller
 from services.lobby.shell.credentials import credential_hash, new_credential, new_id, table_of

@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 
 from infra.eventstore import VersionConflict
 from infra.leases import Lease
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.lobby.domain import tables
 from services.lobby.domain.clocks import Tick, clocks, verdict
 from services.lobby.shell.repository import TableRepository

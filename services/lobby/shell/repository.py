@@ -9,7 +9,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from infra.eventlog import EventLog, NewEvent, StoredEvent
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables
 from services.projections.game_summaries import Summary, read_summaries, read_summary
 

@@ -28,7 +28,7 @@ from redis.asyncio import Redis
 from infra.deployment_token import deployment_token
 from infra.grpc_types import Context
 from infra.metadata import optional_bearer_token
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.lobby.shell.credentials import derived_from
 
 RETAIN_SECONDS = 15 * 60

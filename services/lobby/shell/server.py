@@ -24,7 +24,7 @@ from infra.grpc_server import Context, serve
 from infra.leases import Lease
 from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_token
 from infra.observability import observe_process
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables
 from services.lobby.domain.access import (
     Caller,

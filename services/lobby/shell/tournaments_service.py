@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from infra.deployment_token import deployment_token
 from infra.eventlog import EventLog, NewEvent, VersionConflict
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables, tournament
 from services.lobby.domain.access import Caller, require_registered_host, require_tournament_host
 from services.lobby.domain.clocks import ClockSettings

@@ -51,7 +51,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from infra.deadlines import MonotonicDeadline
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.routes import wire
 from services.routes.engine.solver import solve
 from services.routes.shell import metrics

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
-from infra.rejection import quoted
+from kernel.rejection import quoted
 from services.rules.board.errors import Reason, Rejected, Rejection
 from services.rules.board.title import StopKind, Tile, Title
 from services.rules.board.upgrades import Fit, find_fit

@@ -11,7 +11,7 @@ Neither passes anyone's turn.
 
 from __future__ import annotations
 
-from infra.rejection import Rejected, quoted
+from kernel.rejection import Rejected, quoted
 from services.rules import board
 from services.rules.board.title import Zone
 from services.rules.domain import events as ev

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TypeVar
 
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.rules.domain import events as ev
 from services.rules.domain.commands import BuyPrivate, Pass, PlaceBid, PlayerCommand
 from services.rules.domain.legal import BidRange, BuyOption, LegalAction, PassOption

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import islice
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.rules.domain import abilities, auction, operating_round, setup, stock_round
 from services.rules.domain.commands import (
     Command,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 from services.routes.engine.graph import Train
 from services.routes.engine.solver import solve
 from services.rules import board

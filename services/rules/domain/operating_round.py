@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import TypeVar
 
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.rules.domain import events as ev
 from services.rules.domain import on_the_board
 from services.rules.domain.commands import (

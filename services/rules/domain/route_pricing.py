@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.routes.engine.graph import TrackGraph, Train, route_hexes
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.rules import board
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame

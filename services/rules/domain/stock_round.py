@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeVar
 
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.rules.board.title import Zone
 from services.rules.domain import events as ev
 from services.rules.domain.commands import (

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.rules.domain import events as ev
 from services.rules.domain.commands import Undo
 from services.rules.domain.evolve import fold

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from infra.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected
 
 Item = TypeVar("Item")
 

@@ -22,7 +22,7 @@ import msgpack
 from cachetools import LRUCache
 
 from infra.eventlog import Appended, EventLog, NewEvent, StoredEvent, VersionConflict
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.rules.domain import undo
 from services.rules.domain.commands import Command, Undo, command_to_plain
 from services.rules.domain.decide import decide

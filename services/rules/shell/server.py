@@ -17,7 +17,7 @@ from infra.deployment_token import RequiresDeploymentToken, required_token
 from infra.eventstore import EventStore, StoredEvent
 from infra.grpc_server import Context, serve
 from infra.observability import observe_process
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.projections.game_summaries import game_changed
 from services.routes import wire
 from services.rules import codec

@@ -23,7 +23,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
 from infra.eventstore import Entries
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 from services.projections.game_summaries import CHANGE_SHARDS, changes_key, summary_key
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from services.rules.shell.repository import GameRepository

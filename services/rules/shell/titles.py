@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from infra.grpc_server import Context
-from infra.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted
 from services.rules.board import geometry, load_title, title_names
 from services.rules.board.title import STOP, StopKind, Tile, Zone, is_edge
 from shikoku.v1 import title_pb2, title_pb2_grpc

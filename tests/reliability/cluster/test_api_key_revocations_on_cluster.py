@@ -16,7 +16,7 @@ from redis.asyncio.cluster import RedisCluster
 from gateway.api_keys import REVOCATIONS, ApiKeys
 from infra.config import connect_redis
 from infra.redis_cluster import EmbeddedRedisCluster
-from infra.rejection import Rejected
+from kernel.rejection import Rejected
 
 pytestmark = pytest.mark.slow
 
