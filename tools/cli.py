@@ -73,10 +73,21 @@ def main(argv: list[str] | None = None) -> int:
         default=Addresses.from_env().gateway,
         help="the gateway to play through (default: the one `make run` starts)",
     )
-    site.add_argument(
+    where = site.add_mutually_exclusive_group()
+    where.add_argument(
         "--in-process",
-        action="store_true",
-        help="start Redis and the services for this command alone, on free ports",
+        action="store_const",
+        dest="on",
+        const="in-process",
+        help="replay on the rules in this process: no services, no Redis (fast)",
+    )
+    where.add_argument(
+        "--own-system",
+        action="store_const",
+        dest="on",
+        const="own-system",
+        help="start Redis and the services for this command alone, on free ports, and replay "
+        "through their gateway",
     )
     site.add_argument("--json", action="store_true", help="print one JSON object instead")
     site.add_argument(
@@ -177,11 +188,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return routes_main(args.position, args.corporation, args.all, args.json)
     if args.command == "import":
-        from tools.sitelog.command import import_game
+        from tools.sitelog.command import ReplayOn, import_game
 
-        return import_game(
-            args.file, args.gateway, args.in_process, args.json, args.api_key, args.states
-        )
+        on = ReplayOn(args.on or ReplayOn.GATEWAY.value)
+        return import_game(args.file, on, args.gateway, args.json, args.api_key, args.states)
     if args.command == "selfplay":
         from tools.selfplay import main as selfplay_main
 

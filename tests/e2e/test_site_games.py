@@ -1,9 +1,11 @@
 """The shared real games replayed through the gateway against the real processes, as
-`shikoku import` does: every action accepted, the site's final scores and end reason."""
+`shikoku import` does: every action accepted, the site's final scores and end reason; and
+`shikoku import` itself, on the rules in this process and on a system of its own."""
 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -79,14 +81,42 @@ def _comparable(state: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def test_import_writes_our_state_after_every_action_in_the_sites_format(tmp_path: Path) -> None:
-    """`shikoku import --states` as a user runs it: every line equals the site engine's state
-    for that action, but where docs/rules-notes.md says why (action 22: our engine is already
-    past a step the site waits on, so we equal its next state). The import plays under the
-    18xx.games profile, so the bankrupt president's cash (8.7.5) goes to the bank as there."""
+def test_an_in_process_import_needs_no_gateway() -> None:
+    """`--in-process` plays on the rules in this process: with nothing listening at the
+    gateway address it names, the game still replays to the site's scores."""
+    game = load(SITE_GAMES / "314.json")
+    with socket.socket() as unused:  # bound, never listening: a connection there is refused
+        unused.bind(("127.0.0.1", 0))
+        nobody = f"127.0.0.1:{unused.getsockname()[1]}"
+        command = ["import", str(SITE_GAMES / "314.json"), "--in-process", "--json"]
+        done = subprocess.run(
+            [SHIKOKU, *command, "--gateway", nobody],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(done.stdout)
+    assert document == {
+        "game_id": game.id,
+        "players": game.result,
+        "end_reason": game.end_reason,
+        "actions": len(effective_actions(game.actions)),
+    }
+
+
+@pytest.mark.parametrize("where", ["--in-process", "--own-system"])
+def test_import_writes_our_state_after_every_action_in_the_sites_format(
+    tmp_path: Path, where: str
+) -> None:
+    """`shikoku import --states` as a user runs it, on the rules in this process and through
+    a system of its own: every line equals the site engine's state for that action, but where
+    docs/rules-notes.md says why (action 22: our engine is already past a step the site waits
+    on, so we equal its next state). The import plays under the 18xx.games profile, so the
+    bankrupt president's cash (8.7.5) goes to the bank as there."""
     states = tmp_path / "314.ours.jsonl"
     done = subprocess.run(
-        [SHIKOKU, "import", str(SITE_GAMES / "314.json"), "--in-process", "--states", str(states)],
+        [SHIKOKU, "import", str(SITE_GAMES / "314.json"), where, "--states", str(states)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,5 +1,6 @@
-"""`shikoku import FILE`: replay an 18xx.games export through the gateway and compare scores;
-`shikoku export GAME_ID`: a game of ours in the 18xx.games export format."""
+"""`shikoku import FILE`: replay an 18xx.games export (through the gateway, on the domain in this
+process, or on a system of its own) and compare scores; `shikoku export GAME_ID`: a game of ours
+in the 18xx.games export format."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +25,25 @@ from tools.sitelog.compare import site_state
 from tools.sitelog.export_format import ExportError, SiteGame, load
 from tools.sitelog.exporter import batches_from, export
 from tools.sitelog.gateway_table import GatewayTable
-from tools.sitelog.replay import Outcome, replay, replay_viewed
+from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import Outcome, Table, replay, replay_viewed
 from tools.supervisor import System
 
 CONNECT_SECONDS = 10
 
 
+class ReplayOn(Enum):
+    """Where `shikoku import` plays the game."""
+
+    GATEWAY = "gateway"  # a running system's gateway, as any client
+    IN_PROCESS = "in-process"  # the domain code in this process: no services, no Redis
+    OWN_SYSTEM = "own-system"  # Redis and the services started for this command, on free ports
+
+
 def import_game(
     path: Path,
+    on: ReplayOn,
     gateway: str,
-    in_process: bool,
     as_json: bool,
     api_key: str | None = None,
     states: Path | None = None,
@@ -44,7 +55,9 @@ def import_game(
     except (OSError, ExportError) as error:
         print(f"shikoku import: {path}: {error}", file=sys.stderr)
         return 2
-    if in_process:
+    if on is ReplayOn.IN_PROCESS:
+        return replay_on(game, InProcessTable(game), as_json, states)
+    if on is ReplayOn.OWN_SYSTEM:
         system = System.on_free_ports(log=sys.stderr)
         system.env["SHIKOKU_RATE_PER_SECOND"] = "0"  # a system of its own: nobody to share with
         with system:
@@ -55,19 +68,26 @@ def import_game(
 def replay_through(
     game: SiteGame, gateway: str, as_json: bool, api_key: str | None, states: Path | None = None
 ) -> int:
+    """Replays `game` as a client of the gateway at `gateway`."""
     with keyed_channel(gateway, api_key) as channel:
         if not _answers(channel, gateway, "import"):
             return 2
-    with (
-        Client(gateway, api_key=api_key) as client,
-        _state_log(states) as write,
-        Progress("shikoku import", "actions", enabled=not as_json) as bar,
-    ):
+    with Client(gateway, api_key=api_key) as client:
         try:
             table = GatewayTable(game, client)
         except Rejected as refused:  # a missing or revoked API key, say: one line, no trace
             print(f"shikoku import: {refused.reason}: {refused.message}", file=sys.stderr)
             return 2
+        return replay_on(game, table, as_json, states)
+
+
+def replay_on(game: SiteGame, table: Table, as_json: bool, states: Path | None = None) -> int:
+    """Replays `game` on `table`, writes its states to `states` if given, and prints the
+    outcome (a report, or one JSON object): 0 when it matches the site's game, else 1."""
+    with (
+        _state_log(states) as write,
+        Progress("shikoku import", "actions", enabled=not as_json) as bar,
+    ):
         progress = bar.update
         if states:
             outcome = replay_viewed(
