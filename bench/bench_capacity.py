@@ -1,6 +1,6 @@
 """Benchmark: the figures of the capacity model (docs/operations.md, "Capacity model").
 
-The whole system runs as real processes on loopback (tools.supervisor, embedded Redis, one
+The whole system runs as real processes on loopback (shikoku_dev.supervisor, embedded Redis, one
 process of each service); random-bot games of `SEATS` players are played through it, and each
 process's CPU is read from /proc over each measuring window (bench_load's helpers). Printed:
 
@@ -60,10 +60,10 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from shikoku.v1 import game_pb2, routes_pb2
+from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, ShikokuError
 from shikoku_sdk.random_player import RandomPlayer, choose, command_for
 from shikoku_sdk.tables import SeatedTable, seat_table
-from tools.supervisor import System
 
 SEATS = 4
 M = TypeVar("M", bound=Message)

@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from shikoku.v1 import game_pb2
+from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, RandomPlayer, seat_table
-from tools.supervisor import System
 
 GAMES = int(os.environ.get("SHIKOKU_BENCH_GAMES", "8"))
 

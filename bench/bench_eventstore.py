@@ -25,7 +25,7 @@ import redis.asyncio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from infra.eventstore import EventStore, NewEvent, VersionConflict
-from infra.redis_server import EmbeddedRedis
+from shikoku_dev.redis_server import EmbeddedRedis
 
 CONCURRENCY = (1, 10, 100)
 SECONDS_PER_LEVEL = 1.0

@@ -16,9 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from shikoku.v1 import game_pb2, game_pb2_grpc
+from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, RandomPlayer, seat_table
 from shikoku_sdk.channel import keyed_channel
-from tools.supervisor import System
 
 WATCHERS, SEATS = 100, 4
 

@@ -1,6 +1,6 @@
 """Benchmark: random-bot games through the gateway under load, beside the pure domain's speed.
 
-The whole system runs as real processes on loopback (tools.supervisor, embedded Redis); bots
+The whole system runs as real processes on loopback (shikoku_dev.supervisor, embedded Redis); bots
 play 4-player random games through the gateway with the SDK, one thread and one channel per
 game (ListLegalActions, pick an action, Optimize when running trains, SubmitCommand). A game
 that ends is replaced by a new one at once. Printed:
@@ -78,6 +78,7 @@ from services.rules.domain.events import Event, SeatedPlayer
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
 from shikoku.v1 import game_pb2
+from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, ShikokuError
 from shikoku_sdk.random_player import choose, command_for
 from shikoku_sdk.tables import seat_table
@@ -86,7 +87,6 @@ from tools import bots
 from tools.sitelog.export_format import load
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay
-from tools.supervisor import System
 
 SEATS = 4
 CALL_SECONDS = 30.0

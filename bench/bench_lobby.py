@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import grpc
 
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku_dev.supervisor import System
 from shikoku_sdk.channel import keyed_channel
-from tools.supervisor import System
 
 TABLES, SEATS, CLIENTS, CALLS_PER_CLIENT = 100, 4, 50, 40
 

@@ -41,8 +41,8 @@ from infra.interceptors import FailuresAsStatus
 from infra.log_writer import BatchingHandler
 from infra.logs import JsonFormatter
 from infra.metrics import CallMetrics
-from infra.redis_server import free_port
 from infra.requests import DecodesRequests
+from shikoku_dev.redis_server import free_port
 
 CALLS = int(os.environ.get("SHIKOKU_OBSERVE_CALLS", "2000"))
 RUNS = int(os.environ.get("SHIKOKU_OBSERVE_RUNS", "7"))

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 
+from shikoku_dev.supervisor import System
 from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
 from tests.shared import site_game_files
@@ -19,7 +20,6 @@ from tools.sitelog.export_format import load
 from tools.sitelog.gateway_table import GatewayTable
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay
-from tools.supervisor import System
 
 
 def main() -> None:

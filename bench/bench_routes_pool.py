@@ -43,15 +43,15 @@ from grpc_health.v1._async import HealthServicer
 from infra import deployment_token
 from infra.deadlines import seconds_from_now
 from infra.grpc_types import Context
-from infra.redis_server import free_port
 from services.routes import wire
 from services.routes.engine.graph import TrackGraph
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import evaluate
 from services.routes.shell.pool import PoolSettings, SolverPool
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc
+from shikoku_dev.redis_server import free_port
+from shikoku_dev.supervisor import ServiceProcess
 from tests.routes.pathological import pathological_graph
-from tools.supervisor import ServiceProcess
 
 REPO = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("SHIKOKU_POOL_REPEATS", "15"))

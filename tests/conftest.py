@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import redis.asyncio
 
-from infra.redis_cluster import EmbeddedRedisCluster
-from infra.redis_server import EmbeddedRedis
+from shikoku_dev.redis_cluster import EmbeddedRedisCluster
+from shikoku_dev.redis_server import EmbeddedRedis
 from tests.io_guard import io_guard
 
 

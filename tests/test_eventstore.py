@@ -25,7 +25,7 @@ from infra.eventlog import (
     VersionConflict,
 )
 from infra.eventstore import EventStore, stream_key
-from infra.redis_cluster import EmbeddedRedisCluster
+from shikoku_dev.redis_cluster import EmbeddedRedisCluster
 from tests.reliability.cluster.conftest import cluster_client, spread_ids
 
 

@@ -11,8 +11,8 @@ import pytest
 from google.rpc import code_pb2, status_pb2
 
 from infra.forwarding import forward
-from infra.redis_server import free_port
 from shikoku.v1 import title_pb2, title_pb2_grpc
+from shikoku_dev.redis_server import free_port
 
 
 class Disagreeing(title_pb2_grpc.TitleServiceServicer):

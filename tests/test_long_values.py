@@ -15,7 +15,6 @@ from grpc_status import rpc_status
 
 from infra.grpc_errors import DOMAIN, Metadata, reason_in, to_status
 from infra.interceptors import FailuresAsStatus
-from infra.redis_server import free_port
 from infra.requests import (
     MAX_ID_BYTES,
     MAX_ID_CHARS,
@@ -26,6 +25,7 @@ from infra.requests import (
 )
 from kernel.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, Kind, Rejected, bounded, quoted
 from shikoku.v1 import game_pb2, lobby_pb2, title_pb2, title_pb2_grpc
+from shikoku_dev.redis_server import free_port
 
 #: A character of each UTF-8 width.
 WIDE = {1: "a", 2: "é", 3: "あ", 4: "𝄞"}

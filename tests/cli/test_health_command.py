@@ -15,7 +15,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from infra.redis_server import free_port
+from shikoku_dev.redis_server import free_port
 from tools.health import main as health_main
 from tools.health import own_address, process_commands, served_service
 

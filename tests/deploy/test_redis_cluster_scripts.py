@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from infra.redis_server import free_port, redis_server_binary
+from shikoku_dev.redis_server import free_port, redis_server_binary
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes" / "base" / "redis"
 BIN = Path(redis_server_binary()).parent  # redis-server and redis-cli

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 from infra.config import ClusterUrl
-from infra.redis_server import free_port
+from shikoku_dev.redis_server import free_port
 from tests.e2e.api import System
 
 START_TIMEOUT_SECONDS = 60

@@ -15,9 +15,9 @@ from typing import Any
 import grpc
 import pytest
 
-from infra.redis_server import free_port
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
+from shikoku_dev.redis_server import free_port
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import Client, System, auth, started_table
 from tests.e2e.observing import access_lines, json_lines

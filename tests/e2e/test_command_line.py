@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.redis_server import free_port
+from shikoku_dev.redis_server import free_port
 from shikoku_sdk import Client, RandomPlayer, seat_table
 from tests.e2e.api import System
 from tests.e2e.launch import _own_database

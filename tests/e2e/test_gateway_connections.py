@@ -20,15 +20,15 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from infra.redis_server import free_port
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku_dev.redis_server import free_port
+from shikoku_dev.supervisor import ServiceProcess
 from shikoku_sdk.channel import keyed_channel
 from tests.e2e.api import System
 from tests.e2e.launch import start_system, stop_system
 from tests.e2e.observing import metrics_urls, scrape, total
 from tests.e2e.slow_clients import KINDS, SlowClients, slow_clients_count
 from tests.web.wire import api_headers, connect_json, connection
-from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 

@@ -17,13 +17,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from infra import deployment_token
-from infra.redis_server import free_port
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import game_pb2, lobby_pb2
+from shikoku_dev.redis_server import free_port
+from shikoku_dev.supervisor import ServiceProcess
 from shikoku_sdk.errors import ShikokuError
 from shikoku_sdk.random_player import choose, command_for
 from tests.e2e.api import PASS, Client, auth, expect_error, started_table
-from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,6 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from infra import deployment_token
-from infra.redis_server import free_port
 from services.routes import wire
 from services.routes.engine.graph import TrackGraph, route_hexes
 from services.routes.engine.solver import solve
@@ -31,6 +30,8 @@ from services.routes.shell.pool import needs_search
 from services.rules.domain.route_pricing import corporation_graph
 from services.rules.domain.state import OperatingRound, Step
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc
+from shikoku_dev.redis_server import free_port
+from shikoku_dev.supervisor import ServiceProcess
 from shikoku_sdk import Client as SdkClient
 from shikoku_sdk.errors import ShikokuError
 from tests.e2e.api import System
@@ -42,7 +43,6 @@ from tools.sitelog.export_format import load
 from tools.sitelog.gateway_table import GatewayTable
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import step_through
-from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 

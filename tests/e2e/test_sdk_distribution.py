@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import setuptools  # type: ignore[import-untyped]
 
-from infra.redis_server import free_port
+from shikoku_dev.redis_server import free_port
 from shikoku_sdk import Client, game_result
 from shikoku_sdk.version import VERSION
 from tests.e2e.api import System

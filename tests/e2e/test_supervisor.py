@@ -16,11 +16,11 @@ import psutil
 import pytest
 import redis
 
+from shikoku_dev.supervisor import Backoff, exit_status
 from shikoku_sdk import Client, RandomPlayer, seat_table
 from tests.e2e.api import System
 from tests.e2e.launch import start_system, stop_system
 from tools.health import check
-from tools.supervisor import Backoff, exit_status
 
 RULES = "services.rules.shell.server"
 # Limits far above what a few bot moves need (the defaults would slow the bots down).

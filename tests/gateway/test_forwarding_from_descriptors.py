@@ -17,9 +17,9 @@ from gateway.public_api import public_services
 from infra.forwarding import add_service, service_handlers
 from infra.grpc_types import Context
 from infra.interceptors import FailuresAsStatus
-from infra.redis_server import free_port
 from kernel.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2, game_pb2_grpc
+from shikoku_dev.redis_server import free_port
 
 pytestmark = pytest.mark.io
 

@@ -20,7 +20,7 @@ from grpc_health.v1._async import HealthServicer
 from gateway.api_keys import ApiKey
 from gateway.rate_limit import Limits, RateLimit, TokenBuckets, bucket_key, caller_key
 from infra.grpc_errors import Metadata
-from infra.redis_server import free_port
+from shikoku_dev.redis_server import free_port
 
 PEER = "ipv4:10.0.0.7:51234"
 

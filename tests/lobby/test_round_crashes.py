@@ -23,7 +23,6 @@ import redis.asyncio
 from infra import deployment_token
 from infra.eventstore import Entries, EventStore, stream_key
 from infra.interceptors import FailuresAsStatus
-from infra.redis_server import free_port
 from services.lobby.shell.accounts import PlayerRepository
 from services.lobby.shell.keepers import CLOCKED
 from services.lobby.shell.repository import TABLES_INDEX, TableRepository
@@ -34,6 +33,7 @@ from services.rules.shell.server import RulesServicer
 from services.rules.shell.snapshots import SnapshotStore
 from shikoku.internal.v1 import routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku_dev.redis_server import free_port
 
 # Redis commands that change something: the lobby's writes. (Its reads are free to repeat.)
 WRITES = frozenset(

@@ -17,11 +17,11 @@ import redis
 
 from infra import deployment_token
 from infra.eventstore import Entries, stream_key
-from infra.redis_server import EmbeddedRedis, free_port
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
 from shikoku.v1 import game_pb2
+from shikoku_dev.redis_server import EmbeddedRedis, free_port
+from shikoku_dev.supervisor import ServiceProcess
 from shikoku_sdk.random_player import choose, command_for
-from tools.supervisor import ServiceProcess
 
 # The deployment's token: the rules service serves only callers that send it.
 TOKEN = "crash-tests"

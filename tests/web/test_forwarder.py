@@ -15,8 +15,8 @@ import uvicorn
 
 from gateway.web.services import Forwarder, connect_application, connect_name
 from gateway.web.upstream import Context
-from infra.redis_server import free_port
 from shikoku.v1 import lobby_pb2
+from shikoku_dev.redis_server import free_port
 from tests.web.wire import api_headers, connect_json, connection
 
 pytestmark = pytest.mark.io

@@ -17,7 +17,7 @@ import pytest
 from gateway.public_api import public_methods, public_services
 from gateway.web.app import connect_applications
 from infra.config import service_channel
-from infra.redis_server import free_port
+from shikoku_dev.redis_server import free_port
 from tests.e2e.api import System
 from tests.e2e.launch import SHIKOKU
 from tests.web.wire import END_STREAM, api_headers, connection, envelope, frames, post

@@ -19,12 +19,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from infra.redis_server import free_port
+from shikoku_dev.redis_server import free_port
+from shikoku_dev.supervisor import ServiceProcess
 from tests.e2e.api import Client, System, started_table
 from tests.e2e.observing import scrape, total
 from tests.e2e.slow_clients import SlowClients, slow_clients_count
 from tests.web.wire import END_STREAM, api_headers, connect_json, connection, envelope, read_frame
-from tools.supervisor import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 

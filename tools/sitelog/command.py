@@ -27,7 +27,6 @@ from tools.sitelog.exporter import batches_from, export
 from tools.sitelog.gateway_table import GatewayTable
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import Outcome, Table, replay, replay_viewed
-from tools.supervisor import System
 
 CONNECT_SECONDS = 10
 
@@ -58,6 +57,10 @@ def import_game(
     if on is ReplayOn.IN_PROCESS:
         return replay_on(game, InProcessTable(game), as_json, states)
     if on is ReplayOn.OWN_SYSTEM:
+        # The development launchers' (shikoku_dev): imported only here, so that the server's
+        # install, which lacks them, still imports and exports.
+        from shikoku_dev.supervisor import System
+
         system = System.on_free_ports(log=sys.stderr)
         system.env["SHIKOKU_RATE_PER_SECOND"] = "0"  # a system of its own: nobody to share with
         with system:

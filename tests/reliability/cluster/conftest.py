@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
 from infra.eventstore import stream_key
-from infra.redis_cluster import EmbeddedRedisCluster
+from shikoku_dev.redis_cluster import EmbeddedRedisCluster
 
 
 async def cluster_client(cluster: EmbeddedRedisCluster, **options: Any) -> RedisCluster:

@@ -15,8 +15,8 @@ from redis.asyncio.cluster import RedisCluster
 
 from gateway.api_keys import REVOCATIONS, ApiKeys
 from infra.config import connect_redis
-from infra.redis_cluster import EmbeddedRedisCluster
 from kernel.rejection import Rejected
+from shikoku_dev.redis_cluster import EmbeddedRedisCluster
 
 pytestmark = pytest.mark.slow
 

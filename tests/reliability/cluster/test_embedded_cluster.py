@@ -14,7 +14,7 @@ import pytest
 import redis.asyncio
 from redis.asyncio.cluster import RedisCluster
 
-from infra.redis_cluster import HOST, EmbeddedRedisCluster
+from shikoku_dev.redis_cluster import HOST, EmbeddedRedisCluster
 
 from .conftest import cluster_client
 

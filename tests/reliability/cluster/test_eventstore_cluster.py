@@ -23,7 +23,7 @@ from infra.eventstore import (
     NewEvent,
     StoredEvent,
 )
-from infra.redis_cluster import EmbeddedRedisCluster
+from shikoku_dev.redis_cluster import EmbeddedRedisCluster
 
 from .conftest import cluster_client, ids_by_master, spread_ids
 

@@ -30,8 +30,8 @@ from services.rules.domain.undo import Logged
 from services.rules.domain.view import state_document
 from services.rules.shell.repository import to_domain
 from shikoku.v1 import game_pb2
+from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, RandomPlayer, seat_table
-from tools.supervisor import System
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # the services on a Redis Cluster
 

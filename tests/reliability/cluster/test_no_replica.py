@@ -49,14 +49,14 @@ from infra.eventstore import (
     good_replicas,
     stream_key,
 )
-from infra.redis_cluster import HOST, EmbeddedRedisCluster
-from infra.redis_server import EmbeddedRedis
 from services.rules.domain import undo
 from shikoku.v1 import game_pb2
+from shikoku_dev.redis_cluster import HOST, EmbeddedRedisCluster
+from shikoku_dev.redis_server import EmbeddedRedis
+from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, RandomPlayer, ShikokuError
 from shikoku_sdk.random_player import choose, command_for
 from tests.e2e.observing import scrape, total
-from tools.supervisor import System
 
 from .conftest import cluster_client
 from .test_eventstore_cluster import ids_by_master

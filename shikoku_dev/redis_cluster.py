@@ -30,7 +30,7 @@ from types import TracebackType
 
 import redis
 
-from infra.redis_server import free_port, redis_server_binary
+from shikoku_dev.redis_server import free_port, redis_server_binary
 
 HOST = "127.0.0.1"
 # Redis 6.2 always puts a node's cluster bus on its client port + 10000.

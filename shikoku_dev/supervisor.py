@@ -33,8 +33,8 @@ from infra.config import Addresses, grpc_target
 from infra.deployment_token import SETTING as DEPLOYMENT_TOKEN
 from infra.logs import FORMAT_SETTING as LOG_FORMAT
 from infra.metrics import metrics_setting
-from infra.redis_cluster import EmbeddedRedisCluster
-from infra.redis_server import EmbeddedRedis, free_port
+from shikoku_dev.redis_cluster import EmbeddedRedisCluster
+from shikoku_dev.redis_server import EmbeddedRedis, free_port
 
 SERVICES = (
     ("rules", "services.rules.shell.server"),
