@@ -32,7 +32,7 @@ from infra.metrics import watch_cache
 from infra.observability import observe_process
 from infra.open_files import raise_open_files_limit
 from kernel.rejection import Kind, Rejected, quoted
-from services.rules.codec import event_to_proto
+from services.rules.wire import event_to_proto
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
 from shikoku.v1 import (

@@ -95,19 +95,19 @@ def _forwarder(method: MethodDescriptor, upstream: grpc.aio.Channel) -> Behaviou
     path = f"/{method.containing_service.full_name}/{method.name}"
     request = message_factory.GetMessageClass(method.input_type)
     response = message_factory.GetMessageClass(method.output_type)
-    codec: dict[str, Any] = {
+    serializers: dict[str, Any] = {
         "request_serializer": request.SerializeToString,
         "response_deserializer": response.FromString,
     }
     if method.server_streaming:
-        stream: Any = upstream.unary_stream(path, **codec)
+        stream: Any = upstream.unary_stream(path, **serializers)
 
         async def streamed(request: Any, context: Context) -> AsyncIterator[Any]:
             async for message in forward_stream(stream, request, context):
                 yield message
 
         return streamed
-    call: Any = upstream.unary_unary(path, **codec)
+    call: Any = upstream.unary_unary(path, **serializers)
 
     async def unary(request: Any, context: Context) -> Any:
         return await forward(call, request, context)
@@ -143,16 +143,16 @@ def service_handlers(
         else:
             unserved.append(name)
             continue
-        codec: dict[str, Any] = {
+        serializers: dict[str, Any] = {
             "request_deserializer": message_factory.GetMessageClass(method.input_type).FromString,
             "response_serializer": message_factory.GetMessageClass(
                 method.output_type
             ).SerializeToString,
         }
         handlers[method.name] = (
-            grpc.unary_stream_rpc_method_handler(behaviour, **codec)
+            grpc.unary_stream_rpc_method_handler(behaviour, **serializers)
             if method.server_streaming
-            else grpc.unary_unary_rpc_method_handler(behaviour, **codec)
+            else grpc.unary_unary_rpc_method_handler(behaviour, **serializers)
         )
     if unserved:
         raise LookupError(f"neither served here nor forwarded anywhere: {', '.join(unserved)}")

@@ -84,18 +84,20 @@ def rewrap(
 ) -> grpc.RpcMethodHandler[Any, Any]:
     """`handler` with its behaviour wrapped: by `unary` for calls answered once, by
     `streaming` for calls that stream their answers."""
-    codec = {
+    serializers = {
         "request_deserializer": handler.request_deserializer,
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_unary is not None:
-        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **codec)
+        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **serializers)
     if handler.stream_unary is not None:
-        return grpc.stream_unary_rpc_method_handler(unary(handler.stream_unary), **codec)
+        return grpc.stream_unary_rpc_method_handler(unary(handler.stream_unary), **serializers)
     if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(streaming(handler.unary_stream), **codec)
+        return grpc.unary_stream_rpc_method_handler(streaming(handler.unary_stream), **serializers)
     if handler.stream_stream is not None:
-        return grpc.stream_stream_rpc_method_handler(streaming(handler.stream_stream), **codec)
+        return grpc.stream_stream_rpc_method_handler(
+            streaming(handler.stream_stream), **serializers
+        )
     return handler
 
 

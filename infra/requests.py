@@ -124,12 +124,17 @@ class DecodesRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         decode = handler.request_deserializer if handler is not None else None
         if handler is None or decode is None:
             return handler
-        codec = {"request_deserializer": None, "response_serializer": handler.response_serializer}
+        serializers = {
+            "request_deserializer": None,
+            "response_serializer": handler.response_serializer,
+        }
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(_unary(handler.unary_unary, decode), **codec)
+            return grpc.unary_unary_rpc_method_handler(
+                _unary(handler.unary_unary, decode), **serializers
+            )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                _streaming(handler.unary_stream, decode), **codec
+                _streaming(handler.unary_stream, decode), **serializers
             )
         return handler  # a client-streaming method decodes each message as gRPC does
 

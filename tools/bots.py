@@ -13,12 +13,12 @@ import random
 
 from services.routes.engine.graph import route_hexes
 from services.routes.engine.solver import solve
-from services.rules.codec import command_from_proto, legal_action_to_proto
 from services.rules.domain import commands as cmd
 from services.rules.domain.events import TrainRun
 from services.rules.domain.legal import LegalAction, RunRoutesOption
 from services.rules.domain.route_pricing import corporation_graph
 from services.rules.domain.state import GameState
+from services.rules.wire import command_from_proto, legal_action_to_proto
 from shikoku.v1 import game_pb2
 from shikoku_sdk import random_player
 

@@ -37,14 +37,14 @@ def _generated(service: ServiceDescriptor) -> Any:
 
 def _forwarder(method: MethodDescriptor, channel: grpc.aio.Channel) -> Function:
     path = f"/{method.containing_service.full_name}/{method.name}"
-    codec: dict[str, Any] = {
+    serializers: dict[str, Any] = {
         "request_serializer": message_factory.GetMessageClass(method.input_type).SerializeToString,
         "response_deserializer": message_factory.GetMessageClass(method.output_type).FromString,
     }
     if method.server_streaming:
-        streamed: Any = channel.unary_stream(path, **codec)
+        streamed: Any = channel.unary_stream(path, **serializers)
         return lambda request, ctx: stream(streamed, request, ctx)
-    call: Any = channel.unary_unary(path, **codec)
+    call: Any = channel.unary_unary(path, **serializers)
 
     async def answered(request: Any, ctx: Context) -> Any:
         return await unary(call, request, ctx)

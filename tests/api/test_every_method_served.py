@@ -89,17 +89,17 @@ def over_grpc(system: System, path: str, request: Message, token: str) -> Outcom
     metadata: tuple[tuple[str, str], ...] = (("x-api-key", system.api_key),)
     if token:
         metadata += (("authorization", f"Bearer {token}"),)
-    codec = (method.request.SerializeToString, method.response.FromString)
+    serializers = (method.request.SerializeToString, method.response.FromString)
     with grpc.insecure_channel(system.gateway) as channel:
         try:
             if method.streaming:
-                stream: Any = channel.unary_stream(path, *codec)(
+                stream: Any = channel.unary_stream(path, *serializers)(
                     request, metadata=metadata, timeout=10
                 )
                 next(stream)
                 stream.cancel()
             else:
-                channel.unary_unary(path, *codec)(request, metadata=metadata, timeout=10)
+                channel.unary_unary(path, *serializers)(request, metadata=metadata, timeout=10)
         except grpc.RpcError as error:
             return error.code().name.lower(), ShikokuError.from_rpc_error(error).reason
     return ANSWERED

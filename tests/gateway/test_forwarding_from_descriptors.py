@@ -163,7 +163,7 @@ def test_an_override_must_stream_exactly_where_its_method_does() -> None:
         service_handlers(GAME_SERVICE, StreamsWhereItShouldNot(), channel)
 
 
-def test_every_public_method_is_served_with_its_own_codec_and_kind() -> None:
+def test_every_public_method_is_served_with_its_own_serializers_and_kind() -> None:
     channel = grpc.aio.insecure_channel("127.0.0.1:1")
     for service in public_services():
         handlers = service_handlers(service, None, channel)

@@ -6,7 +6,6 @@ from dataclasses import asdict
 from typing import Any
 
 from services.routes.engine.validation import evaluate
-from services.rules.codec import command_from_proto
 from services.rules.domain.commands import Command, CreateGame, RunRoutes
 from services.rules.domain.commands import EndGame as EndGameCommand
 from services.rules.domain.decide import decide, legal_actions
@@ -16,6 +15,7 @@ from services.rules.domain.legal import PassOption
 from services.rules.domain.route_pricing import price_in_process
 from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
+from services.rules.wire import command_from_proto
 from tools.sitelog.export_format import SiteGame
 from tools.sitelog.exporter import Batch
 from tools.sitelog.replay import Caused

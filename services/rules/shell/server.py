@@ -19,8 +19,8 @@ from infra.grpc_server import Context, serve
 from infra.observability import observe_process
 from kernel.rejection import Kind, Rejected, quoted
 from services.projections.game_summaries import game_changed
-from services.routes import wire
-from services.rules import codec
+from services.routes import wire as routes_wire
+from services.rules import wire as rules_wire
 from services.rules.board.title import DEFAULT_PROFILE
 from services.rules.domain import route_pricing
 from services.rules.domain.commands import Command, CreateGame, EndGame, RunRoutes
@@ -60,11 +60,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         if route_pricing.trusts_revenue(state, command):
             return route_pricing.trusted(command)
         graph, readings = route_pricing.submissions(state, command)
-        graph_message = wire.graph_to_proto(graph)
+        graph_message = routes_wire.graph_to_proto(graph)
         evaluations = []
         for reading in readings:
             request = routes_pb2.EvaluateRequest(
-                graph=graph_message, routes=wire.submitted_to_proto(reading)
+                graph=graph_message, routes=routes_wire.submitted_to_proto(reading)
             )
             try:
                 answer = await self._routes.Evaluate(request, timeout=ROUTE_CHECK_SECONDS)
@@ -74,7 +74,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                     f"the routes service could not check the routes: {error.details()}",
                     Kind.UNAVAILABLE,
                 ) from error
-            evaluations.append(wire.evaluation_from_proto(answer))
+            evaluations.append(routes_wire.evaluation_from_proto(answer))
             if evaluations[-1].ok:
                 break
         evaluation = route_pricing.first_legal(graph, readings, evaluations)
@@ -110,7 +110,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 {"field": "corporation", "corporation": quoted(request.corporation)},
             ) from None
         graph = route_pricing.corporation_graph(loaded.state, request.corporation)
-        return wire.graph_to_proto(graph)
+        return routes_wire.graph_to_proto(graph)
 
     async def CreateGame(
         self, request: rules_pb2.CreateGameRequest, context: Context
@@ -143,7 +143,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                 Kind.INVALID_ARGUMENT,
                 {"field": "command_id"},
             )
-        command = codec.command_from_proto(request.seat, request.command)
+        command = rules_wire.command_from_proto(request.seat, request.command)
         # Without the client's id, one of ours: a write whose reply Redis lost and the
         # client library retried is then recognised instead of applied twice.
         command_id = request.command_id or f"auto-{uuid.uuid4()}"
@@ -170,7 +170,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             game_id=request.game_id,
             version=loaded.version,
             acting_seats=loaded.state.acting_seats,
-            state=codec.struct(state_document(loaded.state)),
+            state=rules_wire.struct(state_document(loaded.state)),
         )
 
     async def ListLegalActions(
@@ -182,7 +182,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         )
         return game_pb2.ListLegalActionsResponse(
             version=loaded.version,
-            actions=[codec.legal_action_to_proto(a) for a in actions],
+            actions=[rules_wire.legal_action_to_proto(a) for a in actions],
             next_page_token=next_page_token,
         )
 
@@ -191,7 +191,7 @@ def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandR
     """The answer to an accepted command: the events it caused and the version after them."""
     return game_pb2.SubmitCommandResponse(
         version=stored[-1].version,
-        events=[codec.event_to_proto(game_id, event) for event in stored],
+        events=[rules_wire.event_to_proto(game_id, event) for event in stored],
     )
 
 

@@ -1,9 +1,9 @@
 """Snapshots of game states: a cache that makes loading a long game fast.
 
 Every `every` events the state is stored under the game's hash tag with the version it is at,
-as plain data (`state_codec`: msgpack of tagged values, nothing that can run code when read).
-Loading takes the snapshot and folds the events after it. A snapshot is used only if it was
-written by this very code (a fingerprint of the rules' sources and data) and decodes to a game
+as plain data (`snapshot_encoding`: msgpack of tagged values, nothing that can run code when
+read). Loading takes the snapshot and folds the events after it. A snapshot is used only if it
+was written by this very code (a fingerprint of the rules' sources and data) and decodes to a game
 state; anything else (missing, corrupted, older code) is ignored and the game is folded from its
 first event. Deleting every snapshot changes nothing but speed.
 """
@@ -19,7 +19,7 @@ import msgpack
 from redis.asyncio import Redis
 
 from services.rules.domain.state import GameState
-from services.rules.shell.state_codec import from_plain, to_plain
+from services.rules.shell.snapshot_encoding import from_plain, to_plain
 
 RULES_DIR = Path(__file__).resolve().parents[1]
 DEFAULT_EVERY = 100

@@ -24,7 +24,7 @@ import pytest
 
 from infra.config import redis_client
 from infra.eventstore import EventStore
-from services.rules import codec
+from services.rules import wire
 from services.rules.domain import undo
 from services.rules.domain.undo import Logged
 from services.rules.domain.view import state_document
@@ -161,7 +161,7 @@ def test_bot_games_lose_nothing_acknowledged_through_failovers_and_kills(system:
         state = reader.with_credential(seat.credential or "").state(game.game_id)
         folded = undo.state_of(log)
         assert state.version == len(log)
-        assert state.state == codec.struct(state_document(folded)), game.game_id
+        assert state.state == wire.struct(state_document(folded)), game.game_id
         assert folded.result is not None, f"{game.game_id} has no result"
     for bot in bots:
         bot.client.close()

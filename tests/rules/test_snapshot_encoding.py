@@ -16,7 +16,7 @@ from services.rules.domain.commands import CreateGame
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState, OperatingRound, Step
-from services.rules.shell.state_codec import from_plain, to_plain
+from services.rules.shell.snapshot_encoding import from_plain, to_plain
 from tools.bots import choose, command_for
 
 
