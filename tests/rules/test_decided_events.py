@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from functools import reduce
 
+from services.rules.domain.commands import EndGame
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.evolve import Evolved, evolve, fold
 from tests.rules.helpers import new_game
@@ -43,3 +44,13 @@ def test_decided_events_changed_or_folded_elsewhere_are_folded_again() -> None:
     events_changed = Evolved(list(events), state, known)
     del events_changed[len(shorter) :]
     assert fold(events_changed, state) == fold(shorter, state)
+
+
+def test_an_ended_game_is_decided_with_the_state_it_leads_to() -> None:
+    state = new_game(3, seed=2)
+    events = decide(state, EndGame())
+    assert isinstance(events, Evolved)
+    known = fold(events, state)
+    assert known is fold(events, state)
+    assert known == reduce(evolve, events, state)
+    assert known.result is not None

@@ -1,5 +1,6 @@
-"""decide(state, command) -> events, or raises Rejected. Pure: the same state and command
-always give the same events; nothing is read from a clock or a random source.
+"""decide(state, command) -> events (an `Evolved`: the list of events with the state they lead
+to), or raises Rejected. Pure: the same state and command always give the same events; nothing
+is read from a clock or a random source.
 
 A command yields one event, then everything that follows from it without anyone choosing (a
 private sold to its only bidder, a stock round ending, privates paying, a phase change...),
@@ -28,7 +29,7 @@ from services.rules.domain.legal import LegalAction, PassOption
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 
 
-def decide(state: GameState, command: Command) -> list[Event]:
+def decide(state: GameState, command: Command) -> Evolved:
     if isinstance(command, CreateGame):
         return with_consequences(state, setup.create_game(state, command))
     if isinstance(command, EndGame):
@@ -36,7 +37,8 @@ def decide(state: GameState, command: Command) -> list[Event]:
             raise Rejected("GAME_NOT_FOUND", "the game has not been created", Kind.NOT_FOUND)
         if state.result is not None:
             raise Rejected("GAME_OVER", "the game has ended")
-        return [game_ended(state, "ended")]
+        ended = game_ended(state, "ended")
+        return Evolved([ended], state, evolve(state, ended))
     if isinstance(command, Undo):
         raise TypeError("Undo is decided on the log: services.rules.domain.undo.decide_undo")
     if abilities.is_out_of_turn(state, command):
@@ -84,8 +86,9 @@ def _check_seat(state: GameState, command: PlayerCommand) -> None:
         )
 
 
-def with_consequences(state: GameState, events: list[Event]) -> list[Event]:
-    """`events`, then every event that follows from them without a choice."""
+def with_consequences(state: GameState, events: list[Event]) -> Evolved:
+    """`events`, then every event that follows from them without a choice, with the state
+    they lead to."""
     before = state
     events = list(events)
     for event in events:
