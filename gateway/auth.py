@@ -21,7 +21,6 @@ refusals (not the caller's seat, not the host) are never remembered: they may ch
 from __future__ import annotations
 
 import hashlib
-import os
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -41,10 +40,11 @@ from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.v1 import lobby_pb2
 
 AUTHORIZE_SECONDS = 5.0
-GRANT_SECONDS = float(os.environ.get("SHIKOKU_GRANT_SECONDS", "5"))
-GRANTS_KEPT = int(os.environ.get("SHIKOKU_GRANTS_KEPT", "100000"))
-UNKNOWN_SECONDS = float(os.environ.get("SHIKOKU_UNKNOWN_CREDENTIAL_SECONDS", "5"))
-UNKNOWN_KEPT = int(os.environ.get("SHIKOKU_UNKNOWN_CREDENTIALS_KEPT", "10000"))
+# The defaults of the gateway's settings (gateway/settings.py).
+GRANT_SECONDS = 5.0
+GRANTS_KEPT = 100_000
+UNKNOWN_SECONDS = 5.0
+UNKNOWN_KEPT = 10_000
 #: How long a credential the lobby accepted keeps a rate-limit bucket of its own on this
 #: gateway after its last acceptance (at most GRANTS_KEPT of them): longer than its grants, so
 #: that a player's call after its grants lapse is not charged to its key's bucket, which

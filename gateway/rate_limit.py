@@ -26,7 +26,6 @@ import asyncio
 import dataclasses
 import hashlib
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from redis.exceptions import RedisError
 
 from gateway import metrics
 from gateway.api_keys import ApiKey, ApiKeys, api_key_from
-from infra.deployment_token import carries_token, deployment_token
+from infra.deployment_token import carries_token
 from infra.grpc_types import Context
 from infra.interceptors import Admission
 from infra.metadata import optional_bearer_token
@@ -79,37 +78,22 @@ SKIP_REDIS_SECONDS = 2.0
 
 DEFAULT_PER_SECOND = 50.0
 DEFAULT_BURST = 100
-# Hosts whose X-Forwarded-For names the real caller, besides our own web bridge (which proves
-# itself with the deployment's token): none unless the operator names a proxy of theirs.
-DEFAULT_TRUSTED_PROXIES = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     """`per_second` 0 turns the limits off. Calls without a credential from a host in
-    `trusted_proxies` are charged to the address their X-Forwarded-For names."""
+    `trusted_proxies`, or that carry `proxy_token` (the deployment's: our own web bridge), are
+    charged to the address their X-Forwarded-For names."""
 
     per_second: float = DEFAULT_PER_SECOND
     burst: int = DEFAULT_BURST
     trusted_proxies: frozenset[str] = frozenset()
+    proxy_token: str = ""
 
     def __post_init__(self) -> None:
         if self.per_second < 0 or (self.per_second > 0 and self.burst < 1):
             raise ValueError(f"rate limits need a rate >= 0 and a burst >= 1: {self}")
-
-    @classmethod
-    def from_env(cls) -> Limits:
-        return cls(
-            per_second=float(os.environ.get("SHIKOKU_RATE_PER_SECOND", DEFAULT_PER_SECOND)),
-            burst=int(os.environ.get("SHIKOKU_RATE_BURST", DEFAULT_BURST)),
-            trusted_proxies=frozenset(
-                host.strip()
-                for host in os.environ.get(
-                    "SHIKOKU_TRUSTED_PROXIES", DEFAULT_TRUSTED_PROXIES
-                ).split(",")
-                if host.strip()
-            ),
-        )
 
     @property
     def enabled(self) -> bool:
@@ -132,12 +116,13 @@ def caller_key(
     metadata: Iterable[tuple[str, str | bytes]] | None,
     peer: str,
     trusted_proxies: frozenset[str] = frozenset(),
+    proxy_token: str = "",
 ) -> str:
     """The caller's key: per credential, or per IP address for calls without one (the
     stream quota's caller; the rate limit's bucket is `bucket_key`)."""
     if token := optional_bearer_token(metadata):
         return credential_key(token)
-    return address_key(metadata, peer, trusted_proxies)
+    return address_key(metadata, peer, trusted_proxies, proxy_token)
 
 
 def credential_key(token: str) -> str:
@@ -152,15 +137,16 @@ def address_key(
     metadata: Iterable[tuple[str, str | bytes]] | None,
     peer: str,
     trusted_proxies: frozenset[str] = frozenset(),
+    proxy_token: str = "",
 ) -> str:
     """The bucket of the caller's IP address: the address a trusted proxy forwarded for, when
     the call comes through one (a host in `trusted_proxies`, or our web bridge, which sends the
-    deployment's token)."""
+    deployment's token, `proxy_token`)."""
     # gRPC peers look like ipv4:10.0.0.7:51234 or ipv6:[::1]:51234; the port changes with
     # every connection, so it is left out.
     kind, _, address = peer.partition(":")
     host = address.rsplit(":", 1)[0] if kind in ("ipv4", "ipv6") else peer
-    if host in trusted_proxies or carries_token(metadata, deployment_token()):
+    if host in trusted_proxies or carries_token(metadata, proxy_token):
         host = _forwarded_for(metadata) or host
     return f"ratelimit:{{anon:{host}}}"
 
@@ -171,6 +157,7 @@ def bucket_key(
     application: ApiKey | None,
     vouched: Callable[[str], bool],
     trusted_proxies: frozenset[str] = frozenset(),
+    proxy_token: str = "",
 ) -> str:
     """The bucket a call is charged to, chosen without looking its credential up: its
     credential's own if `vouched` for it, else its (valid) API key's if it sends a credential,
@@ -180,7 +167,7 @@ def bucket_key(
         return credential_key(token)
     if token and application is not None:
         return application_key(application.key_id)
-    return address_key(metadata, peer, trusted_proxies)
+    return address_key(metadata, peer, trusted_proxies, proxy_token)
 
 
 def _vouch_for_none(token: str) -> bool:
@@ -263,7 +250,12 @@ class RateLimit(Admission):
         defaults = self._buckets.limits
         application = await self._application(api_key_from(metadata))
         key = bucket_key(
-            metadata, context.peer(), application, self._vouched, defaults.trusted_proxies
+            metadata,
+            context.peer(),
+            application,
+            self._vouched,
+            defaults.trusted_proxies,
+            defaults.proxy_token,
         )
         limits = defaults.for_application(application)
         if (wait := await self._buckets.take(key, limits)) is not None:

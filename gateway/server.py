@@ -7,30 +7,34 @@ the event log, and Optimize)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 
 import grpc
+from redis.asyncio import Redis
 
 from gateway import metrics
-from gateway.auth import current_grant
+from gateway.api_keys import KEYS_REMEMBERED, ApiKeys
+from gateway.auth import Authorization, current_grant
 from gateway.caching import remember
 from gateway.public_api import public_services
-from gateway.rate_limit import Limits, caller_key
+from gateway.rate_limit import RateLimit, TokenBuckets, caller_key
 from gateway.reflection import public_descriptors
+from gateway.settings import GatewaySettings
 from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
 from gateway.stream_quota import StreamQuota
 from gateway.watching import GameWatchers
-from infra.config import Addresses, connect_redis, listen_address, service_channel
+from infra.config import connect_redis, service_channel
 from infra.eventstore import EventStore, StoredEvent
 from infra.forwarding import add_service, forward, relay_error
 from infra.grpc_server import Context, serve
+from infra.interceptors import Admission
 from infra.metrics import watch_cache
 from infra.observability import observe_process
 from infra.open_files import raise_open_files_limit
+from infra.settings import from_environment
 from kernel.rejection import Kind, Rejected, quoted
 from services.rules.wire import event_to_proto
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
@@ -47,13 +51,8 @@ MAX_HEARTBEAT_SECONDS = 60
 EVENT_CACHE = 20_000  # recent events as sent, shared by all watchers
 STATE_CACHE = 64  # states after recent actions, shared by all watchers of a game
 
-# What a connection may hold and for how long (docs/operations.md, "Slow and idle clients").
-DEFAULT_MAX_CONNECTION_IDLE_SECONDS = 120.0
-DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 10.0
-#: At least the web entrypoint's SHIKOKU_WEB_MAX_REQUESTS_IN_FLIGHT: its calls share one
-#: connection to each gateway process.
-DEFAULT_MAX_CONCURRENT_STREAMS = 4_000
-DEFAULT_KEEPALIVE_MIN_PING_SECONDS = 10.0
+# What a connection may hold and for how long: the settings (docs/operations.md, "Slow and
+# idle clients").
 #: Pings more often than the minimum a client may send before it is sent away (GOAWAY).
 MAX_PING_STRIKES = 2
 
@@ -69,12 +68,14 @@ class GameGateway:
         spectators: SpectatorGate,
         streams: StreamQuota | None = None,
         trusted_proxies: frozenset[str] = frozenset(),
+        proxy_token: str = "",
     ) -> None:
         self._rules = rules
         self._events = events
         self._spectators = spectators
         self._streams = streams or StreamQuota()
         self._trusted_proxies = trusted_proxies
+        self._proxy_token = proxy_token
         self._watchers = GameWatchers(events)
         self._event_messages: OrderedDict[tuple[str, int], game_pb2.GameEvent] = OrderedDict()
         self._states: OrderedDict[tuple[str, int], asyncio.Future[game_pb2.GameState]] = (
@@ -162,7 +163,9 @@ class GameGateway:
         delay = current_grant().delay_actions
         view = SpectatorView(delay)
         held: deque[StoredEvent] = deque()
-        caller = caller_key(context.invocation_metadata(), context.peer(), self._trusted_proxies)
+        caller = caller_key(
+            context.invocation_metadata(), context.peer(), self._trusted_proxies, self._proxy_token
+        )
         with self._streams.held(caller):
             # A delayed spectator's view depends on the whole log, so it is read from the start.
             watched = self._watchers.watch(game_id, 1 if delay else first, quiet_seconds)
@@ -248,7 +251,7 @@ def serve_public_api(server: grpc.aio.Server, served: Mapping[str, Served]) -> l
     return names
 
 
-def connection_options() -> list[tuple[str, int]]:
+def connection_options(settings: GatewaySettings) -> list[tuple[str, int]]:
     """The gRPC server options that bound what a connection holds: an idle one is closed
     (GOAWAY) after SHIKOKU_GATEWAY_MAX_CONNECTION_IDLE_SECONDS without a call, one that never
     sends the HTTP/2 preface after SHIKOKU_GATEWAY_HANDSHAKE_TIMEOUT_SECONDS; at most
@@ -256,105 +259,121 @@ def connection_options() -> list[tuple[str, int]]:
     client); keep-alive pings are welcome, with or without calls, at most every
     SHIKOKU_GATEWAY_KEEPALIVE_MIN_PING_SECONDS."""
 
-    def milliseconds(name: str, default: float) -> int:
-        seconds = float(os.environ.get(f"SHIKOKU_GATEWAY_{name}", default))
-        if not seconds > 0:
-            raise SystemExit(f"gateway: SHIKOKU_GATEWAY_{name} must be a positive number")
+    def milliseconds(seconds: float) -> int:
         return max(round(seconds * 1000), 1)
 
-    streams = int(
-        os.environ.get("SHIKOKU_GATEWAY_MAX_CONCURRENT_STREAMS", DEFAULT_MAX_CONCURRENT_STREAMS)
-    )
-    if streams < 1:
-        raise SystemExit("gateway: SHIKOKU_GATEWAY_MAX_CONCURRENT_STREAMS must be 1 or more")
     return [
-        (
-            "grpc.max_connection_idle_ms",
-            milliseconds("MAX_CONNECTION_IDLE_SECONDS", DEFAULT_MAX_CONNECTION_IDLE_SECONDS),
-        ),
-        (
-            "grpc.server_handshake_timeout_ms",
-            milliseconds("HANDSHAKE_TIMEOUT_SECONDS", DEFAULT_HANDSHAKE_TIMEOUT_SECONDS),
-        ),
-        ("grpc.max_concurrent_streams", streams),
+        ("grpc.max_connection_idle_ms", milliseconds(settings.max_connection_idle_seconds)),
+        ("grpc.server_handshake_timeout_ms", milliseconds(settings.handshake_timeout_seconds)),
+        ("grpc.max_concurrent_streams", settings.max_concurrent_streams),
         (
             "grpc.http2.min_ping_interval_without_data_ms",
-            milliseconds("KEEPALIVE_MIN_PING_SECONDS", DEFAULT_KEEPALIVE_MIN_PING_SECONDS),
+            milliseconds(settings.keepalive_min_ping_seconds),
         ),
         ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
         ("grpc.keepalive_permit_without_calls", 1),
     ]
 
 
-async def main() -> None:
-    from gateway.api_keys import KEYS_REMEMBERED, ApiKeys
-    from gateway.auth import GRANTS_KEPT, UNKNOWN_KEPT, Authorization
-    from gateway.rate_limit import RateLimit, TokenBuckets
+@dataclass(frozen=True)
+class Gateway:
+    """The gateway composed from its settings: the public API's servicers, the interceptors
+    every call goes through (rate limits first, then access), and the API keys' revocations to
+    follow (`api_keys.follow_revocations`)."""
 
-    observe_process("gateway")
-    raise_open_files_limit()  # every connection is a file: thousands of clients
-    options = connection_options()
-    addresses = Addresses.from_env()
-    redis = await connect_redis("gateway")
-    lobby_channel = service_channel(addresses.lobby)
-    rules_channel = service_channel(addresses.rules)
-    routes_channel = service_channel(addresses.routes)
+    served: Mapping[str, Served]
+    interceptors: list[Admission]
+    api_keys: ApiKeys
 
-    limits = Limits.from_env()
+    def register(self, server: grpc.aio.Server) -> Iterable[str]:
+        return serve_public_api(server, self.served)
 
-    def register(server: grpc.aio.Server) -> Iterable[str]:
-        events = EventStore(redis, "game")
-        spectators = SpectatorGate(events)
-        games = GameGateway(
-            rules_pb2_grpc.RulesServiceStub(rules_channel),
-            events,
-            spectators,
-            StreamQuota.from_env(),
-            limits.trusted_proxies,
-        )
-        games.watch_metrics()
-        routes = RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes_channel), spectators)
-        return serve_public_api(
-            server,
-            {
-                # The lobby serves the public LobbyService itself: every method is forwarded.
-                "shikoku.v1.LobbyService": Served(upstream=lobby_channel),
-                "shikoku.v1.GameService": Served(games),
-                "shikoku.v1.RoutesService": Served(routes, routes_channel),
-                # The rules service answers from the very data it plays by.
-                "shikoku.v1.TitleService": Served(upstream=rules_channel),
-            },
-        )
 
-    async def stop() -> None:
-        revocations.cancel()
-        for channel in (lobby_channel, rules_channel, routes_channel):
-            await channel.close(None)
-        await redis.aclose()
-
+def build_gateway(
+    settings: GatewaySettings,
+    redis: Redis,
+    lobby: grpc.aio.Channel,
+    rules: grpc.aio.Channel,
+    routes: grpc.aio.Channel,
+) -> Gateway:
+    """The gateway on `redis` (game streams, rate limits, API keys), in front of the channels
+    to the services."""
+    events = EventStore(redis, "game")
+    spectators = SpectatorGate(events)
+    limits = settings.limits
+    games = GameGateway(
+        rules_pb2_grpc.RulesServiceStub(rules),
+        events,
+        spectators,
+        StreamQuota(settings.streams_per_caller),
+        limits.trusted_proxies,
+        limits.proxy_token,
+    )
+    games.watch_metrics()
+    routes_gateway = RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes), spectators)
+    served = {
+        # The lobby serves the public LobbyService itself: every method is forwarded.
+        "shikoku.v1.LobbyService": Served(upstream=lobby),
+        "shikoku.v1.GameService": Served(games),
+        "shikoku.v1.RoutesService": Served(routes_gateway, routes),
+        # The rules service answers from the very data it plays by.
+        "shikoku.v1.TitleService": Served(upstream=rules),
+    }
     # Rate limits first: a flood of bad keys or credentials must not reach the lobby (a
     # credential the lobby has not vouched for is charged to its API key's bucket). Both share
     # one key cache, so a key costs one Redis read per gateway every few seconds; revoked keys
     # are forgotten as soon as their revocation is announced.
     api_keys = ApiKeys(redis)
-    revocations = asyncio.create_task(api_keys.follow_revocations())
     authorization = Authorization(
-        api_keys, internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel)
+        api_keys,
+        internal_lobby_pb2_grpc.CredentialServiceStub(lobby),
+        settings.grant_seconds,
+        settings.grants_kept,
+        settings.unknown_seconds,
+        settings.unknown_kept,
     )
     rate_limit = RateLimit(TokenBuckets(redis, limits), api_keys, authorization.vouches_for)
-    watch_cache("gateway_grants", lambda: authorization.credentials_remembered, GRANTS_KEPT)
     watch_cache(
-        "gateway_unknown_credentials", lambda: authorization.unknown_remembered, UNKNOWN_KEPT
+        "gateway_grants", lambda: authorization.credentials_remembered, settings.grants_kept
+    )
+    watch_cache(
+        "gateway_unknown_credentials",
+        lambda: authorization.unknown_remembered,
+        settings.unknown_kept,
     )
     watch_cache("gateway_api_keys", lambda: api_keys.remembered, KEYS_REMEMBERED)
+    return Gateway(served, [rate_limit, authorization], api_keys)
+
+
+async def main() -> None:
+    settings = from_environment(GatewaySettings, GatewaySettings.NAME)
+    observe_process(settings.NAME, settings.process.observability)
+    raise_open_files_limit()  # every connection is a file: thousands of clients
+    addresses, token = settings.process.addresses, settings.process.token
+    redis = await connect_redis(settings.NAME, settings.redis.url)
+    channels = [
+        service_channel(addresses.lobby, token),
+        service_channel(addresses.rules, token),
+        service_channel(addresses.routes, token),
+    ]
+    gateway = build_gateway(settings, redis, *channels)
+    revocations = asyncio.create_task(gateway.api_keys.follow_revocations())
+
+    async def stop() -> None:
+        revocations.cancel()
+        for channel in channels:
+            await channel.close(None)
+        await redis.aclose()
+
     await serve(
-        "gateway",
-        listen_address("gateway"),
-        register,
+        settings.NAME,
+        settings.listen_address,
+        gateway.register,
         on_stop=stop,
-        interceptors=[rate_limit, authorization],
+        observability=settings.process.observability,
+        interceptors=gateway.interceptors,
         descriptors=public_descriptors(),
-        options=options,
+        options=connection_options(settings),
     )
 
 

@@ -8,7 +8,6 @@ their address without one), per process.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections import Counter
 from collections.abc import Iterator
 
@@ -23,10 +22,6 @@ class StreamQuota:
     def __init__(self, per_caller: int = DEFAULT_STREAMS_PER_CALLER) -> None:
         self.per_caller = per_caller
         self._open: Counter[str] = Counter()
-
-    @classmethod
-    def from_env(cls) -> StreamQuota:
-        return cls(int(os.environ.get("SHIKOKU_STREAMS_PER_CALLER", DEFAULT_STREAMS_PER_CALLER)))
 
     @property
     def open(self) -> int:

@@ -10,20 +10,14 @@ contents. Health checks are left out (load balancers make them every few seconds
 from __future__ import annotations
 
 import logging
-import os
 
 from infra.calls import Call
 from infra.logs import trace_ids
 
-SETTING = "SHIKOKU_ACCESS_LOG"
 LOGGER = "shikoku.access"
 #: Request fields an access line shows when the request has them (ids, not contents).
 ID_FIELDS = ("game_id", "table_id", "tournament_id")
 QUIET = ("/grpc.health.v1.",)
-
-
-def enabled() -> bool:
-    return os.environ.get(SETTING, "1").strip().lower() not in ("0", "false", "off", "no")
 
 
 class AccessLog:

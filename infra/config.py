@@ -1,4 +1,4 @@
-"""Addresses and settings of every process, from environment variables with loopback defaults.
+"""Reaching the services and Redis, at the addresses the settings name (infra.process_settings).
 
 Redis is named by one setting, `REDIS_URL`, in one of two forms:
 
@@ -10,12 +10,12 @@ A service is named by `SHIKOKU_<NAME>_ADDR`: one `host:port`, several `ip:port` 
 commas, or a DNS name whose records list every replica (`dns:///rules.shikoku:50053`). Calls are
 balanced over every replica that is healthy (gRPC `round_robin` with client-side health checks).
 A replica listens on `SHIKOKU_<NAME>_LISTEN_ADDR` when its `_ADDR` names more than one.
+`Addresses` is infra.process_settings' (here too for the commands that read them).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import cast
 from urllib.parse import unquote, urlsplit
@@ -26,43 +26,9 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import RedisClusterException, RedisError
 
 from infra.deployment_token import token_interceptors
+from infra.process_settings import Addresses as Addresses
 
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
-
-
-@dataclass(frozen=True, slots=True)
-class Addresses:
-    gateway: str
-    lobby: str
-    rules: str
-    routes: str
-    web: str = "127.0.0.1:8080"
-
-    @classmethod
-    def from_env(cls) -> Addresses:
-        return cls(
-            gateway=os.environ.get("SHIKOKU_GATEWAY_ADDR", "127.0.0.1:50051"),
-            lobby=os.environ.get("SHIKOKU_LOBBY_ADDR", "127.0.0.1:50052"),
-            rules=os.environ.get("SHIKOKU_RULES_ADDR", "127.0.0.1:50053"),
-            routes=os.environ.get("SHIKOKU_ROUTES_ADDR", "127.0.0.1:50054"),
-            web=os.environ.get("SHIKOKU_WEB_ADDR", "127.0.0.1:8080"),
-        )
-
-
-def listen_address(name: str) -> str:
-    """Where this replica of service `name` listens: `SHIKOKU_<NAME>_LISTEN_ADDR`, else its
-    one `SHIKOKU_<NAME>_ADDR`."""
-    upper = name.upper()
-    if listen := os.environ.get(f"SHIKOKU_{upper}_LISTEN_ADDR"):
-        return listen
-    address = getattr(Addresses.from_env(), name)
-    assert isinstance(address, str)
-    if "," in address or address.startswith("dns:"):
-        raise SystemExit(
-            f"{name}: SHIKOKU_{upper}_ADDR names several replicas ({address}); "
-            f"set SHIKOKU_{upper}_LISTEN_ADDR to this replica's own address"
-        )
-    return address
 
 
 def grpc_target(addresses: str) -> str:
@@ -87,20 +53,17 @@ SERVICE_CONFIG = json.dumps(
 RECONNECT_MAX_MS = 2_000
 
 
-def service_channel(addresses: str) -> grpc.aio.Channel:
-    """A channel to every replica of one internal service, sending the deployment's token."""
+def service_channel(addresses: str, token: str) -> grpc.aio.Channel:
+    """A channel to every replica of one internal service, sending the deployment's `token`
+    (when there is one)."""
     return grpc.aio.insecure_channel(
         grpc_target(addresses),
         options=[
             ("grpc.service_config", SERVICE_CONFIG),
             ("grpc.max_reconnect_backoff_ms", RECONNECT_MAX_MS),
         ],
-        interceptors=token_interceptors(),
+        interceptors=token_interceptors(token),
     )
-
-
-def redis_url() -> str:
-    return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 # Fail fast when Redis is down (callers answer UNAVAILABLE); long enough for blocking reads,
@@ -133,13 +96,12 @@ class ClusterUrl:
         return cls(nodes, unquote(username) or None, unquote(password) or None, ssl)
 
 
-def redis_client(url: str | None = None) -> Redis:
-    """The client for `url` (default `REDIS_URL`): a `RedisCluster` for a cluster URL.
+def redis_client(url: str) -> Redis:
+    """The client for `url` (`REDIS_URL`'s form): a `RedisCluster` for a cluster URL.
 
     It is typed as `Redis`: the cluster client answers the same commands with the same
     arguments (each routed to the node of its key), and every operation of ours names keys of
     one hash slot, so one annotation serves both forms."""
-    url = url or redis_url()
     cluster = ClusterUrl.parse(url)
     if cluster is None:
         return Redis.from_url(
@@ -167,10 +129,9 @@ class RedisUnreachable(SystemExit):
     """Redis did not answer at start-up: one line for the operator, not a traceback."""
 
 
-async def connect_redis(who: str, url: str | None = None) -> Redis:
+async def connect_redis(who: str, url: str) -> Redis:
     """A client that has answered a PING (and, for a cluster, loaded its slot map, so a burst
     of first commands does not make it re-initialise over and over)."""
-    url = url or redis_url()
     try:
         client = redis_client(url)
         if isinstance(client, RedisCluster):

@@ -14,7 +14,6 @@ caller that proves to be our own proxy with this token, or from `SHIKOKU_TRUSTED
 from __future__ import annotations
 
 import hmac
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,20 +31,6 @@ MISSING = Rejected(
     "this is an internal service: only the deployment's own processes may call it",
     Kind.UNAUTHENTICATED,
 )
-
-
-def deployment_token() -> str:
-    return os.environ.get(SETTING, "")
-
-
-def required_token(who: str) -> str:
-    """The deployment's token, for a process that cannot run without one."""
-    if not (token := deployment_token()):
-        raise SystemExit(
-            f"{who}: {SETTING} is not set (the secret every process of this "
-            "deployment shares; shikoku run makes one)"
-        )
-    return token
 
 
 def carries_token(metadata: Iterable[tuple[str, str | bytes]] | None, token: str) -> bool:
@@ -89,7 +74,6 @@ class _SendsToken(
         return await continuation(self._with_token(details), request)
 
 
-def token_interceptors() -> list[Any]:
-    """Client interceptors that send the deployment's token, when it is set."""
-    token = deployment_token()
+def token_interceptors(token: str) -> list[Any]:
+    """Client interceptors that send the deployment's token, when there is one."""
     return [_SendsToken(token)] if token else []

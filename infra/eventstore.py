@@ -27,7 +27,6 @@ is back and in sync, the next count finds it and appends wait for it again.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import time
 import weakref
@@ -138,7 +137,8 @@ class Replication:
     wait for them, and what a master with fewer good replicas than that does with an append
     (`SHIKOKU_REDIS_WAIT_REPLICAS`, `SHIKOKU_REDIS_WAIT_MS`, `SHIKOKU_REDIS_NO_REPLICA`):
     `degrade` accepts it on the master's write (and the replicas it has), `refuse` refuses it
-    with NO_REPLICA, writing nothing."""
+    with NO_REPLICA, writing nothing. A process reads them with its settings
+    (infra.process_settings.RedisSettings)."""
 
     replicas: int = 0
     timeout_ms: int = 1_000
@@ -147,17 +147,6 @@ class Replication:
     def __post_init__(self) -> None:
         if self.no_replica not in NO_REPLICA_POLICIES:
             raise ValueError(f"no_replica is one of {NO_REPLICA_POLICIES}, not {self.no_replica!r}")
-
-    @classmethod
-    def from_env(cls) -> Replication:
-        policy = os.environ.get("SHIKOKU_REDIS_NO_REPLICA", "degrade").strip().lower()
-        if policy not in NO_REPLICA_POLICIES:
-            raise SystemExit(f"SHIKOKU_REDIS_NO_REPLICA is degrade or refuse, not {policy!r}")
-        return cls(
-            int(os.environ.get("SHIKOKU_REDIS_WAIT_REPLICAS", "0")),
-            int(os.environ.get("SHIKOKU_REDIS_WAIT_MS", "1000")),
-            policy,
-        )
 
 
 class NotReplicated(RedisError):
@@ -357,7 +346,8 @@ class EventStore:
         self._redis = redis
         self._kind = kind
         self._append = redis.register_script(_APPEND)
-        self._replication = Replication.from_env() if replication is None else replication
+        # None: appends wait for no replica (a process's settings say how many: RedisSettings).
+        self._replication = Replication() if replication is None else replication
         self._counts = ReplicaCounts(redis, self._replication.replicas)
 
     def key(self, aggregate_id: str) -> str:

@@ -16,6 +16,7 @@ from infra.call_observer import ObservesCalls
 from infra.grpc_types import Context
 from infra.interceptors import FailuresAsStatus
 from infra.observability import call_observers, observe_process
+from infra.process_settings import Observability
 from infra.requests import DecodesRequests
 from infra.stopping import stop_requested
 
@@ -39,6 +40,7 @@ async def serve(
     on_stop: Callable[[], Awaitable[None]] | None = None,
     grace_seconds: float = 5.0,
     *,
+    observability: Observability,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),  # type: ignore[type-arg]
     descriptors: Sequence[descriptor_pb2.FileDescriptorProto] = (),
     options: Sequence[tuple[str, int | str]] = (),
@@ -49,9 +51,9 @@ async def serve(
     the first outermost. Reflection serves `descriptors` (with the files they import), or else
     the generated code's descriptors of the registered services; with those of health and
     reflection themselves, and nothing else. Every call is observed (metrics, access log, its
-    span when tracing is on) before any of them runs. `options` are gRPC server options
-    (channel arguments) of this process, after the ones every service has."""
-    observe_process(name)
+    span when tracing is on) before any of them runs, as `observability` says. `options` are
+    gRPC server options (channel arguments) of this process, after the ones every service has."""
+    observe_process(name, observability)
     observed = [*tracing.server_interceptors(), ObservesCalls(call_observers())]
     server = grpc.aio.server(
         interceptors=[*observed, DecodesRequests(), *interceptors, FailuresAsStatus()],

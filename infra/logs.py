@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import sys
 import time
@@ -117,21 +116,21 @@ class TextFormatter(logging.Formatter):
         return text
 
 
-def log_format() -> str:
-    chosen = os.environ.get(FORMAT_SETTING, "").strip().lower()
+def log_format(chosen: str) -> str:
+    """`chosen` (`json` or `text`), or when none is, text for a terminal and JSON otherwise."""
     if chosen in ("json", "text"):
         return chosen
     return "text" if sys.stderr.isatty() else "json"
 
 
-def configure_logging(process: str) -> None:
+def configure_logging(process: str, chosen_format: str = "", level: str = "INFO") -> None:
     """Every record of this process, ours and the libraries', to stderr in the chosen form,
     written in batches off the calls' path (infra.log_writer)."""
     handler = BatchingHandler(sys.stderr)
-    formatter = JsonFormatter(process) if log_format() == "json" else TextFormatter()
+    formatter = JsonFormatter(process) if log_format(chosen_format) == "json" else TextFormatter()
     handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(os.environ.get(LEVEL_SETTING, "INFO").strip().upper() or "INFO")
+    root.setLevel(level)

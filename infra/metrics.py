@@ -10,7 +10,6 @@ call's path and costs a dict lookup and a lock; gauges of sizes are read only wh
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 
 from prometheus_client import (
@@ -54,14 +53,17 @@ CACHE_ENTRIES = Gauge("shikoku_cache_entries", "Entries held by an in-process ca
 CACHE_CAPACITY = Gauge("shikoku_cache_capacity", "Most entries a cache holds", ["cache"])
 
 
+#: The variable naming a process's metrics address (`<NAME>`: the process's, infra.settings).
+METRICS_SETTING = "SHIKOKU_<NAME>_METRICS_ADDR"
+
+
 def metrics_setting(process: str) -> str:
-    return f"SHIKOKU_{process.upper()}_METRICS_ADDR"
+    return METRICS_SETTING.replace("<NAME>", process.upper())
 
 
-def serve_metrics(process: str) -> str | None:
-    """Serves /metrics on the process's metrics address, in a thread of its own; the address
-    it listens on, or None when none is set."""
-    address = os.environ.get(metrics_setting(process), "").strip()
+def serve_metrics(process: str, address: str) -> str | None:
+    """Serves /metrics on `address` (the process's metrics address), in a thread of its own;
+    the address it listens on, or None when none is set."""
     if not address:
         return None
     host, _, port = address.rpartition(":")

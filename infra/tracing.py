@@ -13,38 +13,26 @@ of the SDK is imported, no interceptor is added and nothing is patched: the cost
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra import logs
 from infra.calls import OK, Call
 
-ENDPOINTS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+if TYPE_CHECKING:
+    from infra.process_settings import Tracing
+
 REASON_ATTRIBUTE = "shikoku.reason"
 
 _on = False
-
-
-def wanted() -> bool:
-    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    return any(os.environ.get(name, "").strip() for name in ENDPOINTS)
 
 
 def enabled() -> bool:
     return _on
 
 
-def _protocol() -> str:
-    for name in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
-        if chosen := os.environ.get(name, "").strip().lower():
-            return chosen
-    return "http/protobuf"
-
-
-def _exporter() -> Any:
-    if _protocol() == "grpc":
+def _exporter(protocol: str) -> Any:
+    if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
         return OTLPSpanExporter()
@@ -55,10 +43,10 @@ def _exporter() -> Any:
     return HttpSpanExporter()
 
 
-def configure_tracing(process: str) -> bool:
-    """Starts tracing this process when it is wanted (once); whether it is on."""
+def configure_tracing(process: str, settings: Tracing) -> bool:
+    """Starts tracing this process when `settings` want it (once); whether it is on."""
     global _on
-    if _on or not wanted():
+    if _on or not settings.wanted:
         return _on
     from opentelemetry import trace
     from opentelemetry.instrumentation.grpc import GrpcAioInstrumentorClient
@@ -67,9 +55,10 @@ def configure_tracing(process: str) -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    attributes = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: f"shikoku-{process}"}
+    # The SDK reads OTEL_SERVICE_NAME itself; without it, the process's own name.
+    attributes = {} if settings.service_name else {SERVICE_NAME: f"shikoku-{process}"}
     provider = TracerProvider(resource=Resource.create(attributes))  # flushes at exit
-    provider.add_span_processor(BatchSpanProcessor(_exporter()))
+    provider.add_span_processor(BatchSpanProcessor(_exporter(settings.chosen_protocol)))
     trace.set_tracer_provider(provider)
     # Every Redis command, and every call on a channel made from now on (service_channel's).
     RedisInstrumentor().instrument(tracer_provider=provider)

@@ -175,12 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["REDIS_URL"] = args.redis_url
     if args.command == "api-key":
         from gateway.api_keys import api_key_command
-        from infra.config import redis_url
+        from infra.process_settings import RedisSettings
+        from infra.settings import from_environment
 
         argument = getattr(args, "name", "") or getattr(args, "key_id", "")
         limits = (getattr(args, "per_second", None), getattr(args, "burst", None))
         hosts = bool(getattr(args, "hosts", False))
-        return api_key_command(redis_url(), args.action, argument, *limits, hosts)
+        redis_url = from_environment(RedisSettings, "shikoku api-key").url
+        return api_key_command(redis_url, args.action, argument, *limits, hosts)
     if args.command == "run":
         try:
             from shikoku_dev.supervisor import run as run_all
@@ -226,9 +228,13 @@ def main(argv: list[str] | None = None) -> int:
 def _redis_unreachable(who: str) -> str:
     """Why Redis (REDIS_URL) does not answer, in one line; empty when it does."""
     from infra.config import RedisUnreachable, connect_redis
+    from infra.process_settings import RedisSettings
+    from infra.settings import from_environment
+
+    url = from_environment(RedisSettings, who).url
 
     async def ping() -> None:
-        await (await connect_redis(who)).aclose()
+        await (await connect_redis(who, url)).aclose()
 
     try:
         asyncio.run(ping())

@@ -28,7 +28,8 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from infra.config import Addresses, listen_address
+from infra.process_settings import Addresses, Listening
+from infra.settings import from_environment
 
 DEFAULT_TIMEOUT_SECONDS = 5.0
 #: What `shikoku serve` may be asked to run (tools/cli.py's SERVE_MODULES).
@@ -97,7 +98,11 @@ def own_address(service: str) -> str:
     if service == "web":
         host, _, port = Addresses.from_env().web.rpartition(":")
         return f"http://{_loopback(host)}:{port}/healthz"
-    host, _, port = listen_address(service).rpartition(":")
+    # The service's own settings, as it reads them (infra.process_settings.Listening).
+    listening, addresses = from_environment(Listening, service), Addresses.from_env()
+    if problems := listening.ambiguity(service, addresses):
+        raise SystemExit(f"{service}: {problems[0]}")
+    host, _, port = listening.address(service, addresses).rpartition(":")
     return f"{_loopback(host)}:{port}"
 
 

@@ -23,9 +23,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 from collections import Counter as Tally
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -91,29 +89,6 @@ class ConnectionLimits:
     per_address: int = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
     connections: int = DEFAULT_MAX_CONNECTIONS
     in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> ConnectionLimits:
-        def setting(name: str, default: float) -> str:
-            return environ.get(f"SHIKOKU_WEB_{name}", str(default))
-
-        limits = cls(
-            header_timeout=float(setting("HEADER_TIMEOUT_SECONDS", DEFAULT_HEADER_TIMEOUT_SECONDS)),
-            body_timeout=float(setting("BODY_TIMEOUT_SECONDS", DEFAULT_BODY_TIMEOUT_SECONDS)),
-            keep_alive=int(setting("KEEP_ALIVE_SECONDS", DEFAULT_KEEP_ALIVE_SECONDS)),
-            per_address=int(
-                setting("MAX_CONNECTIONS_PER_ADDRESS", DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)
-            ),
-            connections=int(setting("MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS)),
-            in_flight=int(setting("MAX_REQUESTS_IN_FLIGHT", DEFAULT_MAX_REQUESTS_IN_FLIGHT)),
-        )
-        for name in ("header_timeout", "body_timeout", "keep_alive"):
-            if not getattr(limits, name) > 0:
-                raise SystemExit(f"web: {name} must be a positive number of seconds")
-        for name in ("per_address", "connections", "in_flight"):
-            if getattr(limits, name) < 0:
-                raise SystemExit(f"web: {name} must be 0 (no cap) or more")
-        return limits
 
 
 class AddressCounts:

@@ -8,13 +8,12 @@ the API key and the player's credential itself, so no request carries ambient au
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterable
 
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
-SETTING = "SHIKOKU_WEB_ORIGINS"
-DEFAULT_ORIGINS = "*"
+DEFAULT_ORIGINS = ("*",)
 
 ALLOW_METHODS = ("GET", "POST")
 ALLOW_HEADERS = (
@@ -43,9 +42,9 @@ EXPOSE_HEADERS = (
 PREFLIGHT_MAX_AGE_SECONDS = 7200
 
 
-def allowed_origins(raw: str | None = None) -> tuple[str, ...]:
-    value = os.environ.get(SETTING, DEFAULT_ORIGINS) if raw is None else raw
-    return tuple(origin.strip().rstrip("/") for origin in value.split(",") if origin.strip())
+def allowed_origins(origins: Iterable[str]) -> tuple[str, ...]:
+    """The origins as CORS compares them (an origin never ends in a slash)."""
+    return tuple(origin.strip().rstrip("/") for origin in origins if origin.strip())
 
 
 def with_cors(app: ASGIApp, origins: tuple[str, ...]) -> ASGIApp:

@@ -13,15 +13,17 @@ import dataclasses
 import logging
 from collections.abc import Iterator
 
+import grpc
 import uvicorn
 from starlette.types import ASGIApp
 
 from gateway.web.app import web_application
 from gateway.web.connections import ConnectionLimits, protocol_for
-from gateway.web.cors import allowed_origins
-from infra.config import Addresses, service_channel
+from gateway.web.settings import WebSettings
+from infra.config import service_channel
 from infra.observability import observe_process
 from infra.open_files import raise_open_files_limit
+from infra.settings import from_environment
 from infra.stopping import stop_requested
 
 log = logging.getLogger(__name__)
@@ -77,25 +79,32 @@ def bound_address(server: uvicorn.Server, address: str) -> str:
     return f"{address.rpartition(':')[0]}:{port}"
 
 
-async def main() -> None:
-    observe_process("web")
-    addresses = Addresses.from_env()
-    limits = ConnectionLimits.from_env()
-    open_files = raise_open_files_limit()
+def build_web(settings: WebSettings, gateway: grpc.aio.Channel, open_files: int) -> uvicorn.Server:
+    """The web entrypoint in front of `gateway`, holding at most the connections
+    `open_files` (the process's limit) leaves room for."""
+    limits = settings.connection_limits
     if not limits.connections or limits.connections > open_files - OWN_FILES:
         # Past the open-files limit, accepting would fail and stall; closing is better.
         limits = dataclasses.replace(limits, connections=max(open_files - OWN_FILES, 1))
         log.info("web: at most %d connections, as RLIMIT_NOFILE allows", limits.connections)
-    channel = service_channel(addresses.gateway)
-    app = web_application(channel, allowed_origins(), limits.in_flight)
-    server = server_for(app, addresses.web, limits)
+    app = web_application(gateway, settings.allowed_origins, limits.in_flight)
+    return server_for(app, settings.process.addresses.web, limits)
+
+
+async def main() -> None:
+    settings = from_environment(WebSettings, WebSettings.NAME)
+    observe_process(settings.NAME, settings.process.observability)
+    open_files = raise_open_files_limit()
+    address = settings.process.addresses.web
+    channel = service_channel(settings.process.addresses.gateway, settings.process.token)
+    server = build_web(settings, channel, open_files)
     serving = asyncio.create_task(server.serve())
     while not server.started:
         if serving.done():
             await serving  # it failed at start (the port is taken...): say why
             raise SystemExit("web: the server stopped before it started")
         await asyncio.sleep(0.05)
-    print(f"web listening on {bound_address(server, addresses.web)}", flush=True)
+    print(f"web listening on {bound_address(server, address)}", flush=True)
 
     stopping = asyncio.create_task(stop_requested())
     await asyncio.wait((serving, stopping), return_when=asyncio.FIRST_COMPLETED)

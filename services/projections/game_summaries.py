@@ -11,7 +11,6 @@ its work follows the games being played, and finished games cost it nothing.
 from __future__ import annotations
 
 import json
-import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +18,9 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-#: How many change streams the notes are spread over (each lives on one slot).
-CHANGE_SHARDS = int(os.environ.get("SHIKOKU_SUMMARY_SHARDS", "4"))
+#: How many change streams the notes are spread over (each lives on one slot), unless the rules
+#: processes' SHIKOKU_SUMMARY_SHARDS says otherwise (the same in all of them).
+DEFAULT_CHANGE_SHARDS = 4
 # Notes are trimmed past this many per shard: enough for any lag of the projector.
 CHANGES_KEPT = 100_000
 
@@ -33,16 +33,19 @@ def changes_key(shard: int) -> str:
     return f"summaries:changes:{{{shard}}}"
 
 
-def shard_of(game_id: str) -> int:
-    return zlib.crc32(game_id.encode()) % CHANGE_SHARDS
+def shard_of(game_id: str, shards: int = DEFAULT_CHANGE_SHARDS) -> int:
+    return zlib.crc32(game_id.encode()) % shards
 
 
-async def game_changed(redis: Redis, game_id: str) -> None:
+async def game_changed(redis: Redis, game_id: str, shards: int = DEFAULT_CHANGE_SHARDS) -> None:
     """Notes that the game's stream has new events (after they are written, before the command
     that wrote them is acknowledged, so a note can only be missing for an unacknowledged
     command, whose retry notes it again)."""
     await redis.xadd(
-        changes_key(shard_of(game_id)), {"g": game_id}, maxlen=CHANGES_KEPT, approximate=True
+        changes_key(shard_of(game_id, shards)),
+        {"g": game_id},
+        maxlen=CHANGES_KEPT,
+        approximate=True,
     )
 
 

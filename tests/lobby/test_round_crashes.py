@@ -20,14 +20,13 @@ import grpc
 import pytest
 import redis.asyncio
 
-from infra import deployment_token
 from infra.eventstore import Entries, EventStore, stream_key
 from infra.interceptors import FailuresAsStatus
-from services.lobby.shell.accounts import PlayerRepository
+from infra.settings import load
 from services.lobby.shell.keepers import CLOCKED
-from services.lobby.shell.repository import TABLES_INDEX, TableRepository
-from services.lobby.shell.server import LobbyServicer
-from services.lobby.shell.tournaments_service import TournamentRepository, Tournaments
+from services.lobby.shell.repository import TABLES_INDEX
+from services.lobby.shell.server import build_lobby
+from services.lobby.shell.settings import LobbySettings
 from services.rules.shell.repository import GameRepository
 from services.rules.shell.server import RulesServicer
 from services.rules.shell.snapshots import SnapshotStore
@@ -44,6 +43,9 @@ CLOCK = lobby_pb2.ClockOptions(
     bank_seconds=600, increment_seconds=10, policy=lobby_pb2.CLOCK_POLICY_FLAG
 )
 OPTIONS = lobby_pb2.TableOptions(clock=CLOCK)  # clocked tables: their watching is a write too
+#: The deployment's token keys every id, credential and seed the lobby derives: every fresh
+#: lobby of these tests derives the same ones.
+SETTINGS = load(LobbySettings, {"SHIKOKU_INTERNAL_TOKEN": "round-crash-tests"}, "lobby")
 
 
 class Crash(Exception):
@@ -153,18 +155,8 @@ async def lobby(redis_url: str, rules_address: str) -> AsyncIterator[Lobby]:
     writes = client.writes = Writes()
     rules_channel = grpc.aio.insecure_channel(rules_address)
     rules = CountingRules(rules_pb2_grpc.RulesServiceStub(rules_channel), writes)
-    tables_repo = TableRepository(EventStore(client, "table"), client)
-    players_repo = PlayerRepository(EventStore(client, "player"))
-    tournaments = Tournaments(
-        TournamentRepository(EventStore(client, "tournament"), client), tables_repo, players_repo
-    )
-    servicer = LobbyServicer(
-        tables_repo,
-        players_repo,
-        cast("rules_pb2_grpc.RulesServiceAsyncStub", rules),
-        tournaments,
-        client,
-    )
+    built = build_lobby(SETTINGS, client, cast("rules_pb2_grpc.RulesServiceAsyncStub", rules))
+    servicer = built.servicer
     try:
         async with (
             serving(lambda s: lobby_pb2_grpc.add_LobbyServiceServicer_to_server(servicer, s)) as at,
@@ -246,13 +238,6 @@ async def stored(client: redis.asyncio.Redis, tournament_id: str) -> dict[str, A
     }
 
 
-@pytest.fixture
-def token(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The deployment's token, which keys every id, credential and seed the lobby derives."""
-    monkeypatch.setenv(deployment_token.SETTING, "round-crash-tests")
-
-
-@pytest.mark.usefixtures("token")
 async def test_a_round_cut_short_after_any_write_is_finished_once_with_the_same_tables(
     redis_client: redis.asyncio.Redis, redis_url: str
 ) -> None:
@@ -306,7 +291,6 @@ async def test_a_round_cut_short_after_any_write_is_finished_once_with_the_same_
                 assert await stored(redis_client, tournament_id) == expected, cut
 
 
-@pytest.mark.usefixtures("token")
 async def test_a_retry_after_a_lost_reply_answers_the_same_round(
     redis_client: redis.asyncio.Redis, redis_url: str
 ) -> None:
@@ -332,7 +316,6 @@ async def test_a_retry_after_a_lost_reply_answers_the_same_round(
         assert all(t["events"].count("TableStarted") == 1 for t in left["tables"].values())
 
 
-@pytest.mark.usefixtures("token")
 async def test_start_rounds_sent_at_once_make_one_round(
     redis_client: redis.asyncio.Redis, redis_url: str
 ) -> None:

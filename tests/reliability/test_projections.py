@@ -11,7 +11,7 @@ import redis.asyncio
 
 from infra.eventstore import EventStore
 from services.projections.game_summaries import (
-    CHANGE_SHARDS,
+    DEFAULT_CHANGE_SHARDS,
     changes_key,
     game_changed,
     read_summary,
@@ -141,4 +141,4 @@ async def test_an_idle_projector_does_no_work_per_finished_game(
     finished = await read_summary(redis_client, "g-59")
     assert finished is not None and finished.document["finished"]
     with_many_games = await idle_calls(redis_client, 20)
-    assert with_many_games == with_one_game == 20 * CHANGE_SHARDS
+    assert with_many_games == with_one_game == 20 * DEFAULT_CHANGE_SHARDS

@@ -7,41 +7,39 @@ import time
 
 import pytest
 
+from infra.settings import SettingsError, load
 from services.routes.shell.pool import PoolSettings, SolverPool, usable_cpus
+from services.routes.shell.settings import RoutesSettings
 from tests.routes.pathological import pathological_message
 
 pytestmark = pytest.mark.io  # real pools of worker processes
 
 
-def test_the_pool_has_a_worker_per_cpu_and_twice_as_many_waiting_by_default(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv("SHIKOKU_ROUTES_WORKERS", raising=False)
-    monkeypatch.delenv("SHIKOKU_ROUTES_QUEUE", raising=False)
+def pool(environ: dict[str, str]) -> PoolSettings:
+    return load(RoutesSettings, {"SHIKOKU_INTERNAL_TOKEN": "t", **environ}, "routes").pool
+
+
+def test_the_pool_has_a_worker_per_cpu_and_twice_as_many_waiting_by_default() -> None:
     cpus = usable_cpus()
-    assert PoolSettings.from_env() == PoolSettings(cpus, 2 * cpus)
-    monkeypatch.setenv("SHIKOKU_ROUTES_WORKERS", "3")
-    assert PoolSettings.from_env() == PoolSettings(3, 6)
-    monkeypatch.setenv("SHIKOKU_ROUTES_QUEUE", "0")
-    assert PoolSettings.from_env() == PoolSettings(3, 0)
+    assert pool({}) == PoolSettings(cpus, 2 * cpus)
+    assert pool({"SHIKOKU_ROUTES_WORKERS": "3"}) == PoolSettings(3, 6)
+    assert pool({"SHIKOKU_ROUTES_WORKERS": "3", "SHIKOKU_ROUTES_QUEUE": "0"}) == PoolSettings(3, 0)
 
 
 @pytest.mark.parametrize(
-    ("name", "value"),
+    ("name", "value", "least"),
     [
-        ("SHIKOKU_ROUTES_WORKERS", "0"),
-        ("SHIKOKU_ROUTES_WORKERS", "two"),
-        ("SHIKOKU_ROUTES_QUEUE", "-1"),
-        ("SHIKOKU_ROUTES_QUEUE", "1.5"),
+        ("SHIKOKU_ROUTES_WORKERS", "0", 1),
+        ("SHIKOKU_ROUTES_WORKERS", "two", 1),
+        ("SHIKOKU_ROUTES_QUEUE", "-1", 0),
+        ("SHIKOKU_ROUTES_QUEUE", "1.5", 0),
     ],
 )
-def test_a_bad_setting_stops_the_service_with_a_line_naming_it(
-    monkeypatch: pytest.MonkeyPatch, name: str, value: str
-) -> None:
-    monkeypatch.setenv(name, value)
-    with pytest.raises(SystemExit) as stopped:
-        PoolSettings.from_env()
-    assert name in str(stopped.value) and repr(value) in str(stopped.value)
+def test_a_bad_setting_is_refused_with_a_line_naming_it(name: str, value: str, least: int) -> None:
+    with pytest.raises(SettingsError) as refused:
+        pool({name: value})
+    expected = f"{name}: expected a whole number, at least {least}, got {value!r}"
+    assert refused.value.problems == [expected]
 
 
 async def test_closing_the_pool_ends_a_search_that_has_no_deadline() -> None:

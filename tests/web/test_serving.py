@@ -29,7 +29,7 @@ ALLOWED = "https://play.example"
 
 
 async def test_every_service_of_the_public_api_has_a_connect_application() -> None:
-    channel = service_channel("127.0.0.1:1")
+    channel = service_channel("127.0.0.1:1", "")
     try:
         paths = {app.path for app in connect_applications(channel)}
     finally:

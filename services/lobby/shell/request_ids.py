@@ -25,7 +25,6 @@ from typing import Any, Protocol, TypeVar, cast
 from google.protobuf.message import Message
 from redis.asyncio import Redis
 
-from infra.deployment_token import deployment_token
 from infra.grpc_types import Context
 from infra.metadata import optional_bearer_token
 from kernel.rejection import Kind, Rejected
@@ -55,7 +54,7 @@ class RequestIds:
         """`secret` keys the derivation of ids and credentials: the deployment's token, so that
         every lobby replica derives the same ones (a random key for a process on its own)."""
         self._redis = redis
-        self._secret = secret or deployment_token().encode() or secrets.token_bytes(32)
+        self._secret = secret or secrets.token_bytes(32)
 
     async def once(
         self,

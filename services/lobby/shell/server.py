@@ -10,20 +10,22 @@ import asyncio
 import os
 import socket
 import time
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import grpc
 from redis.asyncio import Redis
 
-from infra.config import Addresses, connect_redis, listen_address, service_channel
-from infra.deployment_token import RequiresDeploymentToken, required_token
+from infra.config import connect_redis, service_channel
+from infra.deployment_token import RequiresDeploymentToken
 from infra.eventstore import EventStore, VersionConflict
 from infra.grpc_errors import from_rpc_error
 from infra.grpc_server import Context, serve
 from infra.leases import Lease
 from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_token
 from infra.observability import observe_process
+from infra.settings import from_environment
 from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables
 from services.lobby.domain.access import (
@@ -48,6 +50,7 @@ from services.lobby.shell.keepers import (
 )
 from services.lobby.shell.repository import TableRepository
 from services.lobby.shell.request_ids import RequestIds, with_request_id
+from services.lobby.shell.settings import LobbySettings
 from services.lobby.shell.tournaments_service import (
     TournamentRepository,
     Tournaments,
@@ -82,13 +85,15 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         rules: rules_pb2_grpc.RulesServiceAsyncStub,
         tournaments: Tournaments,
         redis: Redis,
+        secret: bytes | None = None,
     ) -> None:
+        """`secret` keys the ids and credentials derived from request ids (RequestIds)."""
         self._tables = tables_repo
         self._players = players_repo
         self._rules = rules
         self._tournaments = tournaments
         self._redis = redis
-        self.request_ids = RequestIds(redis)
+        self.request_ids = RequestIds(redis, secret)
 
     async def _caller(self, context: Context, table_id: str = "") -> Caller:
         credential = bearer_token(context.invocation_metadata())
@@ -507,39 +512,57 @@ def _principal(caller: Caller) -> internal_lobby_pb2.Principal:
     )
 
 
-async def main() -> None:
-    observe_process("lobby")
-    addresses = Addresses.from_env()
-    redis = await connect_redis("lobby")
-    tables_repo = TableRepository(EventStore(redis, "table"), redis)
-    players_repo = PlayerRepository(EventStore(redis, "player"))
-    tournaments_repo = TournamentRepository(EventStore(redis, "tournament"), redis)
-    tournaments = Tournaments(tournaments_repo, tables_repo, players_repo)
-    channel = service_channel(addresses.rules)
-    rules = rules_pb2_grpc.RulesServiceStub(channel)
-    clock_keeper = ClockKeeper(redis, tables_repo, rules)
-    result_keeper = ResultKeeper(tournaments_repo, tournaments)
-    stopping = asyncio.Event()
-    replica = f"lobby-{socket.gethostname()}-{os.getpid()}"
-    keeping = asyncio.create_task(
-        keep_running(
-            stopping,
-            [clock_keeper.run_once, result_keeper.run_once],
-            Lease(redis, KEEPERS_LEASE, replica),
-        )
-    )
+@dataclass(frozen=True, slots=True)
+class Lobby:
+    """The lobby composed from its settings: its servicers, and the passes its keepers run (in
+    the replica that holds their lease: `keep`)."""
 
-    def register(server: grpc.aio.Server) -> Iterable[str]:
-        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(tables_repo, players_repo, rules, tournaments, redis), server
-        )
-        internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(
-            CredentialServicer(tables_repo, players_repo, tournaments_repo), server
-        )
+    servicer: LobbyServicer
+    credentials: CredentialServicer
+    keepers: list[Callable[[], Awaitable[None]]]
+    redis: Redis
+
+    def register(self, server: grpc.aio.Server) -> Iterable[str]:
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(self.servicer, server)
+        internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(self.credentials, server)
         return [
             lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,
             internal_lobby_pb2.DESCRIPTOR.services_by_name["CredentialService"].full_name,
         ]
+
+    async def keep(self, stopping: asyncio.Event, replica: str) -> None:
+        await keep_running(stopping, self.keepers, Lease(self.redis, KEEPERS_LEASE, replica))
+
+
+def build_lobby(
+    settings: LobbySettings, redis: Redis, rules: rules_pb2_grpc.RulesServiceAsyncStub
+) -> Lobby:
+    """The lobby on `redis`, creating and ending games with `rules`."""
+    replication = settings.replication.policy
+    tables_repo = TableRepository(EventStore(redis, "table", replication), redis)
+    players_repo = PlayerRepository(EventStore(redis, "player", replication))
+    tournaments_repo = TournamentRepository(EventStore(redis, "tournament", replication), redis)
+    tournaments = Tournaments(tournaments_repo, tables_repo, players_repo, settings.secret)
+    clock_keeper = ClockKeeper(redis, tables_repo, rules)
+    result_keeper = ResultKeeper(tournaments_repo, tournaments)
+    return Lobby(
+        LobbyServicer(tables_repo, players_repo, rules, tournaments, redis, settings.secret),
+        CredentialServicer(tables_repo, players_repo, tournaments_repo),
+        [clock_keeper.run_once, result_keeper.run_once],
+        redis,
+    )
+
+
+async def main() -> None:
+    settings = from_environment(LobbySettings, LobbySettings.NAME)
+    observe_process(settings.NAME, settings.process.observability)
+    redis = await connect_redis(settings.NAME, settings.redis.url)
+    channel = service_channel(settings.process.addresses.rules, settings.process.token)
+    lobby = build_lobby(settings, redis, rules_pb2_grpc.RulesServiceStub(channel))
+    stopping = asyncio.Event()
+    keeping = asyncio.create_task(
+        lobby.keep(stopping, f"lobby-{socket.gethostname()}-{os.getpid()}")
+    )
 
     async def stop() -> None:
         stopping.set()
@@ -548,11 +571,12 @@ async def main() -> None:
         await redis.aclose()
 
     await serve(
-        "lobby",
-        listen_address("lobby"),
-        register,
+        settings.NAME,
+        settings.listen_address,
+        lobby.register,
         on_stop=stop,
-        interceptors=[RequiresDeploymentToken(required_token("lobby"))],
+        observability=settings.process.observability,
+        interceptors=[RequiresDeploymentToken(settings.process.token)],
     )
 
 

@@ -13,7 +13,6 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from infra.deployment_token import deployment_token
 from infra.eventlog import EventLog, NewEvent, VersionConflict
 from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables, tournament
@@ -163,7 +162,7 @@ class Tournaments:
         self._repo = repo
         self._tables = tables_repo
         self._players = players_repo
-        self._secret = secret or deployment_token().encode() or secrets.token_bytes(32)
+        self._secret = secret or secrets.token_bytes(32)
 
     async def create(
         self, caller: Caller, request: lobby_pb2.CreateTournamentRequest

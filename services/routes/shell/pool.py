@@ -59,8 +59,6 @@ from shikoku.internal.v1 import routes_pb2 as pb
 
 log = logging.getLogger(__name__)
 
-WORKERS_SETTING = "SHIKOKU_ROUTES_WORKERS"
-QUEUE_SETTING = "SHIKOKU_ROUTES_QUEUE"
 #: What a refusal suggests waiting when no search in the pool has a deadline to go by.
 DEFAULT_RETRY_SECONDS = 1.0
 MIN_RETRY_SECONDS, MAX_RETRY_SECONDS = 0.1, 10.0
@@ -75,19 +73,6 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _whole_number(name: str, default: int, least: int) -> int:
-    text = os.environ.get(name, "")
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        value = least - 1
-    if value < least:
-        raise SystemExit(f"routes: {name} is a whole number, at least {least} (not {text!r})")
-    return value
-
-
 @dataclass(frozen=True, slots=True)
 class PoolSettings:
     #: Worker processes, each running one search at a time.
@@ -96,9 +81,11 @@ class PoolSettings:
     queue: int
 
     @classmethod
-    def from_env(cls) -> PoolSettings:
-        workers = _whole_number(WORKERS_SETTING, usable_cpus(), 1)
-        return cls(workers, _whole_number(QUEUE_SETTING, 2 * workers, 0))
+    def chosen(cls, workers: int | None, queue: int | None) -> PoolSettings:
+        """The pool for the settings (services/routes/shell/settings.py): by default a worker
+        per CPU this process may run on, and twice as many searches waiting."""
+        workers = workers or usable_cpus()
+        return cls(workers, 2 * workers if queue is None else queue)
 
     @property
     def capacity(self) -> int:

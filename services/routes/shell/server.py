@@ -8,23 +8,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from infra.config import Addresses, listen_address, service_channel
+from infra.config import service_channel
 from infra.deadlines import MonotonicDeadline, seconds_from_now
-from infra.deployment_token import RequiresDeploymentToken, required_token
+from infra.deployment_token import RequiresDeploymentToken
 from infra.forwarding import relay_error
 from infra.grpc_errors import DOMAIN
 from infra.grpc_server import Context, serve
 from infra.observability import observe_process
+from infra.settings import from_environment
 from services.routes import wire
 from services.routes.engine.validation import evaluate
 from services.routes.limits import check_graph, check_routes
-from services.routes.shell.pool import PoolSettings, SolverPool
+from services.routes.shell.pool import SolverPool
+from services.routes.shell.settings import RoutesSettings
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import routes_pb2 as public_pb2
 from shikoku.v1 import routes_pb2_grpc as public_pb2_grpc
@@ -124,33 +127,48 @@ async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -
     await context.abort_with_status(rpc_status.to_status(status))  # type: ignore[attr-defined]
 
 
-async def main() -> None:
-    observe_process("routes")
-    addresses = Addresses.from_env()
-    solver = SolverPool(PoolSettings.from_env())
-    await solver.start()
-    rules_channel = service_channel(addresses.rules)
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """The routes service composed from its settings: its servicers over one solver pool
+    (started by `solver.start`, closed by `solver.close`)."""
 
-    def register(server: grpc.aio.Server) -> Iterable[str]:
-        routes_pb2_grpc.add_RouteEngineServicer_to_server(RouteEngineServicer(solver), server)
-        public_pb2_grpc.add_RoutesServiceServicer_to_server(
-            RoutesServicer(rules_pb2_grpc.RulesServiceStub(rules_channel), solver), server
-        )
+    solver: SolverPool
+    engine: RouteEngineServicer
+    public: RoutesServicer
+
+    def register(self, server: grpc.aio.Server) -> Iterable[str]:
+        routes_pb2_grpc.add_RouteEngineServicer_to_server(self.engine, server)
+        public_pb2_grpc.add_RoutesServiceServicer_to_server(self.public, server)
         return [
             routes_pb2.DESCRIPTOR.services_by_name["RouteEngine"].full_name,
             public_pb2.DESCRIPTOR.services_by_name["RoutesService"].full_name,
         ]
 
+
+def build_routes(settings: RoutesSettings, rules: rules_pb2_grpc.RulesServiceAsyncStub) -> Routes:
+    """The routes service, asking `rules` for the graphs of games' corporations."""
+    solver = SolverPool(settings.pool)
+    return Routes(solver, RouteEngineServicer(solver), RoutesServicer(rules, solver))
+
+
+async def main() -> None:
+    settings = from_environment(RoutesSettings, RoutesSettings.NAME)
+    observe_process(settings.NAME, settings.process.observability)
+    rules_channel = service_channel(settings.process.addresses.rules, settings.process.token)
+    routes = build_routes(settings, rules_pb2_grpc.RulesServiceStub(rules_channel))
+    await routes.solver.start()
+
     async def stop() -> None:
-        await solver.close()
+        await routes.solver.close()
         await rules_channel.close(None)
 
     await serve(
-        "routes",
-        listen_address("routes"),
-        register,
+        settings.NAME,
+        settings.listen_address,
+        routes.register,
         on_stop=stop,
-        interceptors=[RequiresDeploymentToken(required_token("routes"))],
+        observability=settings.process.observability,
+        interceptors=[RequiresDeploymentToken(settings.process.token)],
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -34,7 +33,7 @@ from services.rules.shell import metrics
 from services.rules.shell.snapshots import SnapshotStore
 
 MAX_ATTEMPTS = 5
-CACHED_GAMES = int(os.environ.get("SHIKOKU_RULES_CACHED_GAMES", "2000"))
+DEFAULT_CACHED_GAMES = 2_000
 Prepare = Callable[[GameState, Command], Awaitable[Command]]
 #: Told the game's id after each append that is acknowledged (the summaries' change notes).
 Changed = Callable[[str], Awaitable[None]]
@@ -83,7 +82,7 @@ class GameRepository:
         store: EventLog,
         snapshots: SnapshotStore | None = None,
         changed: Changed | None = None,
-        cached_games: int = CACHED_GAMES,
+        cached_games: int = DEFAULT_CACHED_GAMES,
     ) -> None:
         self._store = store
         self._snapshots = snapshots

@@ -8,15 +8,17 @@ import secrets
 import socket
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import grpc
 from redis.asyncio import Redis
 
-from infra.config import Addresses, connect_redis, listen_address, service_channel
-from infra.deployment_token import RequiresDeploymentToken, required_token
+from infra.config import connect_redis, service_channel
+from infra.deployment_token import RequiresDeploymentToken
 from infra.eventstore import EventStore, StoredEvent
 from infra.grpc_server import Context, serve
 from infra.observability import observe_process
+from infra.settings import from_environment
 from kernel.rejection import Kind, Rejected, quoted
 from services.projections.game_summaries import game_changed
 from services.routes import wire as routes_wire
@@ -30,7 +32,8 @@ from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
 from services.rules.shell import metrics
 from services.rules.shell.paging import page_of
-from services.rules.shell.repository import CACHED_GAMES, GameRepository
+from services.rules.shell.repository import GameRepository
+from services.rules.shell.settings import RulesSettings
 from services.rules.shell.snapshots import SnapshotStore
 from services.rules.shell.summaries import SummaryProjector
 from services.rules.shell.titles import TitleServicer
@@ -195,36 +198,17 @@ def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandR
     )
 
 
-async def main() -> None:
-    observe_process("rules")
-    redis = await connect_redis("rules")
-    routes_channel = service_channel(Addresses.from_env().routes)
-    active = metrics.ActiveGames()
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The rules service composed from its settings: its servicers and its summary projector
+    (run one in each rules process: `projector.run`)."""
 
-    async def changed(game_id: str) -> None:
-        active.played(game_id)
-        await game_changed(redis, game_id)
+    games: GameRepository
+    servicer: RulesServicer
+    projector: SummaryProjector
 
-    games = GameRepository(EventStore(redis, "game"), SnapshotStore(redis), changed)
-    metrics.watch(active, lambda: games.cached_games, lambda: games.cached_timelines, CACHED_GAMES)
-    servicer = RulesServicer(
-        games,
-        routes_pb2_grpc.RouteEngineStub(routes_channel),
-        redis,
-    )
-
-    projector = SummaryProjector(redis, games, f"rules-{socket.gethostname()}-{os.getpid()}")
-    stopping = asyncio.Event()
-    projecting = asyncio.create_task(projector.run(stopping))
-
-    async def stop() -> None:
-        stopping.set()
-        await projecting
-        await routes_channel.close(None)
-        await redis.aclose()
-
-    def register(server: grpc.aio.Server) -> Iterable[str]:
-        rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server)
+    def register(self, server: grpc.aio.Server) -> Iterable[str]:
+        rules_pb2_grpc.add_RulesServiceServicer_to_server(self.servicer, server)
         # The public TitleService is answered here, from the data the rules play by; the
         # gateway forwards it like the game reads.
         title_pb2_grpc.add_TitleServiceServicer_to_server(TitleServicer(), server)
@@ -233,12 +217,57 @@ async def main() -> None:
             title_pb2.DESCRIPTOR.services_by_name["TitleService"].full_name,
         ]
 
+
+def build_rules(
+    settings: RulesSettings,
+    redis: Redis,
+    routes: routes_pb2_grpc.RouteEngineAsyncStub,
+    consumer: str,
+) -> Rules:
+    """The rules service on `redis`, checking routes with `routes`; `consumer` names this
+    process in the summary projector's group."""
+    active = metrics.ActiveGames()
+
+    async def changed(game_id: str) -> None:
+        active.played(game_id)
+        await game_changed(redis, game_id, settings.summary_shards)
+
+    events = EventStore(redis, "game", settings.replication.policy)
+    games = GameRepository(events, SnapshotStore(redis), changed, settings.cached_games)
+    metrics.watch(
+        active, lambda: games.cached_games, lambda: games.cached_timelines, settings.cached_games
+    )
+    projector = SummaryProjector(redis, games, consumer, shards=settings.summary_shards)
+    return Rules(games, RulesServicer(games, routes, redis), projector)
+
+
+async def main() -> None:
+    settings = from_environment(RulesSettings, RulesSettings.NAME)
+    observe_process(settings.NAME, settings.process.observability)
+    redis = await connect_redis(settings.NAME, settings.redis.url)
+    routes_channel = service_channel(settings.process.addresses.routes, settings.process.token)
+    rules = build_rules(
+        settings,
+        redis,
+        routes_pb2_grpc.RouteEngineStub(routes_channel),
+        f"rules-{socket.gethostname()}-{os.getpid()}",
+    )
+    stopping = asyncio.Event()
+    projecting = asyncio.create_task(rules.projector.run(stopping))
+
+    async def stop() -> None:
+        stopping.set()
+        await projecting
+        await routes_channel.close(None)
+        await redis.aclose()
+
     await serve(
-        "rules",
-        listen_address("rules"),
-        register,
+        settings.NAME,
+        settings.listen_address,
+        rules.register,
         on_stop=stop,
-        interceptors=[RequiresDeploymentToken(required_token("rules"))],
+        observability=settings.process.observability,
+        interceptors=[RequiresDeploymentToken(settings.process.token)],
     )
 
 

@@ -24,7 +24,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from infra.eventstore import Entries
 from kernel.rejection import Rejected
-from services.projections.game_summaries import CHANGE_SHARDS, changes_key, summary_key
+from services.projections.game_summaries import DEFAULT_CHANGE_SHARDS, changes_key, summary_key
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from services.rules.shell.repository import GameRepository
 
@@ -78,7 +78,7 @@ class SummaryProjector:
         games: GameRepository,
         consumer: str,
         claim_idle_ms: int = 30_000,
-        shards: int = CHANGE_SHARDS,
+        shards: int = DEFAULT_CHANGE_SHARDS,
     ) -> None:
         self._redis = redis
         self._games = games

@@ -49,6 +49,8 @@ from infra.eventstore import (
     good_replicas,
     stream_key,
 )
+from infra.process_settings import ReplicationSettings
+from infra.settings import SettingsError, load
 from services.rules.domain import undo
 from shikoku.v1 import game_pb2
 from shikoku_dev.redis_cluster import HOST, EmbeddedRedisCluster
@@ -381,14 +383,16 @@ async def test_the_script_and_the_store_count_the_same_good_replicas(
     assert good_replicas(parsed) == good
 
 
-def test_the_policy_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SHIKOKU_REDIS_NO_REPLICA", raising=False)
-    assert Replication.from_env().no_replica == "degrade"
-    monkeypatch.setenv("SHIKOKU_REDIS_NO_REPLICA", " Refuse")
-    assert Replication.from_env().no_replica == "refuse"
-    monkeypatch.setenv("SHIKOKU_REDIS_NO_REPLICA", "sometimes")
-    with pytest.raises(SystemExit, match="SHIKOKU_REDIS_NO_REPLICA is degrade or refuse"):
-        Replication.from_env()
+def test_the_policy_is_read_from_the_settings() -> None:
+    def policy(environ: dict[str, str]) -> Replication:
+        return load(ReplicationSettings, environ).policy
+
+    assert policy({}) == Replication(0, 1_000, "degrade")
+    assert policy({"SHIKOKU_REDIS_NO_REPLICA": " Refuse", "SHIKOKU_REDIS_WAIT_REPLICAS": "1"}) == (
+        Replication(1, 1_000, "refuse")
+    )
+    with pytest.raises(SettingsError, match="SHIKOKU_REDIS_NO_REPLICA: expected one of degrade"):
+        policy({"SHIKOKU_REDIS_NO_REPLICA": "sometimes"})
 
 
 # -- the whole system: a killed master that stays down ---------------------------------------
