@@ -4,7 +4,6 @@ equal to the site engine's recorded state."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 from tests.shared import SITE_GAMES, site_game_files
 from tools.sitelog.compare import differences
-from tools.sitelog.export_format import Action, SiteGame, effective_actions, load
+from tools.sitelog.export_format import effective_actions, load
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay, step_through
 
@@ -51,39 +50,3 @@ def test_game_314_matches_the_site_state_after_every_action() -> None:
             assert what <= KNOWN.get(action["id"], set()), (action, found)
         compared += 1
     assert compared > 400
-
-
-def with_blocking_buy_company_passes(game: SiteGame) -> tuple[SiteGame, int]:
-    """`game` as the site's engine logs it once its operating rounds end each corporation's turn
-    with a blocking "buy a private" step: one more pass of the corporation after its last action
-    whenever another corporation acts next. Returns the game and how many passes were added."""
-    actions: list[Action] = []
-    added = 0
-    played = [
-        {k: v for k, v in action.items() if k != "auto_actions"}
-        for action in effective_actions(game.actions)
-    ]
-    for action, following in zip(played, [*played[1:], None], strict=True):
-        actions.append(action)
-        ends_turn = (  # another corporation, or a player in the next round, acts next
-            action.get("entity_type") == "corporation"
-            and following is not None
-            and following.get("entity_type") != "company"
-            and following.get("entity") != action.get("entity")
-        )
-        if ends_turn:
-            pass_ = {"type": "pass", "entity": action["entity"], "entity_type": "corporation"}
-            actions.append(pass_)
-            added += 1
-    numbered = tuple({**a, "id": n} for n, a in enumerate(actions, start=1))
-    return dataclasses.replace(game, actions=numbered), added
-
-
-def test_the_sites_extra_pass_after_a_corporations_turn_is_absorbed() -> None:
-    """Rulebook 8.2/8.8 let a corporation buy a private at any point of its turn, so our turn
-    ends without the site's blocking step: its extra pass belongs to no step of ours."""
-    game, added = with_blocking_buy_company_passes(load(SITE_GAMES / "314.json"))
-    assert added > 40
-    outcome = replay(game, InProcessTable(game))
-    assert outcome.divergence is None, outcome.divergence
-    assert (outcome.net_worths, outcome.end_reason) == (game.result, game.end_reason)

@@ -23,9 +23,11 @@ from services.rules.domain.evolve import evolve
 from services.rules.domain.legal import BuyTrainOption
 from services.rules.domain.route_pricing import can_run_routes, corporation_graph
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, Step
+from services.rules.domain.turn_steps import turn_steps
 from services.rules.domain.undo import Logged, effective
 from tools.sitelog.certificates import INITIAL_OFFERING, Certificates
 from tools.sitelog.deviations import deviations_used
+from tools.sitelog.site_steps import private_step_waits, track_step_waits_for_pass
 
 Action = dict[str, Any]
 END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "ended": "manually_ended"}
@@ -285,10 +287,6 @@ def _actions(
     raise TypeError(command)
 
 
-# The site's phases in which corporations may buy privates from players (its 1889 game).
-PHASES_BUYING_PRIVATES = {"3", "4"}
-
-
 def _token_step_without_tokens(state: GameState) -> bool:
     if not _corporation_acts(state, Step.TOKEN):
         return False
@@ -334,9 +332,8 @@ def _corporation_pass(corporation: str) -> Action:
 
 
 def _track_step_waits_after(state: GameState, event: ev.Event) -> Action | None:
-    """The pass the site's track step still waits for after the corporation's own lay: while
-    its president holds a private whose tile ability is theirs to use at that step (the MF's
-    port tile), legal hex or not."""
+    """The pass the site's track step still waits for after the corporation's own lay
+    (tools/sitelog/site_steps.py)."""
     round_ = state.round
     if not (
         isinstance(event, ev.TileLaid)
@@ -345,16 +342,11 @@ def _track_step_waits_after(state: GameState, event: ev.Event) -> Action | None:
         and round_.current == event.corporation
     ):
         return None
-    president = state.corporation(event.corporation).president
-    abilities = state.title_model.lay_abilities
-    waits = any(
-        state.privates_owned.get(company) == president
-        and company not in state.used_abilities
-        and company not in state.closed_privates
-        and ability.owner is board.title.Owner.PLAYER
-        for company, ability in abilities.items()
-    )
-    return _corporation_pass(event.corporation) if waits else None
+    president = state.player(state.corporation(event.corporation).president)
+    spent = state.used_abilities | state.closed_privates
+    if track_step_waits_for_pass(state.title_model, president.privates, spent):
+        return _corporation_pass(event.corporation)
+    return None
 
 
 def _ends_turn(state: GameState, event: ev.Event) -> bool:
@@ -364,22 +356,15 @@ def _ends_turn(state: GameState, event: ev.Event) -> bool:
 
 
 def _site_offers_privates(state: GameState) -> bool:
-    """Whether the site's blocking "buy a private" step at the end of the operating
-    corporation's turn waits for it (and so for a pass there): in a phase where corporations
-    buy privates, while a player owns one it could afford at the lowest price (half its face
-    value, rounded up). Our turn has no such step (8.2, 8.8: a private may be bought at any
-    point of the turn)."""
-    if state.beginner_game or state.phase not in PHASES_BUYING_PRIVATES:
+    """Whether the site's private step waits at the end of the operating corporation's turn
+    in a game cut as the rulebook cuts it (tools/sitelog/site_steps.py); under the site's cut
+    the game's own pass at its private step is exported instead."""
+    if turn_steps(state.rules).has(Step.PRIVATES):
         return False
     assert isinstance(state.round, OperatingRound)
+    held = [c for c in state.privates_owned if c not in state.closed_privates]
     cash = state.corporation(state.round.current).cash
-    title = state.title_model
-    prices = [
-        -(-title.private(company).face_value // 2)
-        for company in state.privates_owned
-        if company not in state.closed_privates
-    ]
-    return bool(prices) and min(prices) <= cash
+    return private_step_waits(state.title_model, state.phase, state.beginner_game, cash, held)
 
 
 def _buy_train(

@@ -61,9 +61,5 @@ class GatewayTable:
         done = _refused(lambda: self._seats[seat].act(self.game_id, step.command))
         return [(event.type, json_format.MessageToDict(event.payload)) for event in done.events]
 
-    def can_pass(self) -> bool:
-        actions = _refused(lambda: self._reader.legal_actions(self.game_id)).actions
-        return any(action.HasField("pass_turn") for action in actions)
-
     def end_game(self) -> None:
         _refused(lambda: self._host.end_game(self.table_id))

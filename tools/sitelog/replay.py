@@ -7,13 +7,16 @@ gateway (real services): both sides implement `Table`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kernel.rejection import Rejected
+from services.rules.board import Title, load_title
+from services.rules.domain.state import Step
+from services.rules.domain.turn_steps import turn_steps
 from shikoku.v1 import game_pb2
 from tools.sitelog.export_format import Action, SiteGame, effective_actions
+from tools.sitelog.site_steps import private_step_waits, track_step_waits_for_pass
 from tools.sitelog.translate import EndGame, Submit, Translator, Untranslatable
 
 
@@ -29,10 +32,6 @@ class Table(Protocol):
         ...
 
     def end_game(self) -> None: ...
-
-    def can_pass(self) -> bool:
-        """Whether passing is among the legal actions now."""
-        ...
 
 
 #: An event our game stored: its type and its fields.
@@ -62,28 +61,8 @@ class Outcome:
         )
 
 
-# Which of our operating steps a site action belongs to.
-_STEP_OF = {
-    "lay_tile": "track",
-    "place_token": "token",
-    "run_routes": "routes",
-    "dividend": "dividend",
-    "buy_train": "trains",
-    "discard_train": "trains",
-}
-_STEPS = ["track", "token", "routes", "dividend", "trains"]
-_TRAIN_STEP_ACTIONS = {"buy_train", "discard_train", "buy_company", "sell_shares", "bankrupt"}
-
-
 def _current_action(game: SiteGame, done: int) -> Action:
     return effective_actions(game.actions)[done]
-
-
-def _operating(view: dict[str, Any]) -> tuple[str, str]:
-    round_ = view.get("round") or {}
-    if round_.get("type") != "operating_round":
-        return "", ""
-    return str(round_.get("operating") or ""), str(round_.get("step") or "")
 
 
 def _self_passes(before: dict[str, Any], caused: Sequence[Caused]) -> list[int]:
@@ -101,193 +80,164 @@ def _self_passes(before: dict[str, Any], caused: Sequence[Caused]) -> list[int]:
     return seats
 
 
-def _phantom_pass(
-    action: Action,
-    upcoming: Action | None,
-    view: dict[str, Any],
-    table: Table,
-    self_passes: list[int],
-    translator: Translator,
-) -> bool:
-    """The site sometimes asks a corporation to pass a step that has nothing to do, where our
-    engine moves on by itself: a pass our engine does not allow there, or one that cannot end
-    the turn because the same corporation goes on buying trains right after it. Once phase 3
-    has begun, the site also ends each corporation's turn with a blocking "buy a private" step
-    and logs one more pass for it, when our engine (rulebook 8.2, 8.8: a private may be bought
-    at any point of the turn) has already moved on to the next corporation or round: a pass of a
-    corporation that is not operating now. A player's pass that our engine already made by
-    itself (`self_passes`, taken from the front as the log shows them)."""
-    if action["type"] != "pass":
-        self_passes.clear()
-        return False
-    if action.get("entity_type") == "player":
-        seat = translator.seat_of_player(action["entity"])
-        if self_passes and self_passes[0] == seat:
-            self_passes.pop(0)
-            return True
-        self_passes.clear()
-        return False
-    corporation, step = _operating(view)
-    if action.get("entity_type") == "corporation" and action.get("entity") != corporation:
-        return True
-    if action.get("entity") != corporation:
-        return False
-    continues = (
-        step == "trains"
-        and upcoming is not None
-        and upcoming.get("entity") == corporation
-        and upcoming["type"] in _TRAIN_STEP_ACTIONS
-    )
-    return continues or not table.can_pass()
+class _Reading:
+    """The table's state, read at most once between two changes of it: the replay follows
+    our game through the events each submit returns, and reads the state only to translate
+    the next action."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._view: dict[str, Any] | None = None
+
+    def view(self) -> dict[str, Any]:
+        if self._view is None:
+            self._view = self.table.view()
+        return self._view
+
+    def submit(self, seat: int, step: Submit) -> list[Caused]:
+        self._view = None
+        return self.table.submit(seat, step)
+
+    def end_game(self) -> None:
+        self._view = None
+        self.table.end_game()
 
 
-def _skipped_routes(
-    action: Action, later: Sequence[Action], table: Table, translator: Translator
-) -> None:
-    """The site skips the route step (and withholds) by itself for a corporation whose trains
-    have no route, and logs nothing for it; our engine asks for the routes, so run none (our
-    engine then withholds by itself, 8.6) once the log shows the turn went past routes: an
-    action of another corporation or player, or of this corporation other than its routes or
-    a pass or a private bought (8.2, 8.8: at any point of the turn) before its routes.
-    `later`: the log's actions after `action`."""
-    view = table.view()
-    corporation, step = _operating(view)
-    entity, kind = action.get("entity"), action["type"]
-    if step != "routes" or action.get("entity_type") == "company":
-        return
-    if entity == corporation and (
-        kind == "run_routes"
-        or (kind in {"pass", "buy_company"} and _routes_follow(corporation, later))
-    ):
-        return
-    seat = translator.acting_seat({"entity": corporation, "entity_type": "corporation"}, view)
-    table.submit(seat, Submit(seat, game_pb2.Command(run_routes=game_pb2.RunRoutes())))
+@dataclass
+class _Follower:
+    """Where the site's log holds a pass that our turn has no step for, known from the events
+    each submit returned and the state after it (tools/sitelog/site_steps.py): the site's track
+    step after the corporation's own lay while its president could still use the port tile
+    there; and, in a game cut into steps as the rulebook cuts them (our exports of rulebook
+    games), the site's private step at the end of a turn."""
+
+    title: Title
+    rulebook_cut: bool
+    spent: set[str] = field(default_factory=set)
+    #: The corporation whose pass the site's log may hold next with no step of ours for it.
+    pass_owed_by: str = ""
+
+    def follow(self, caused: Sequence[Caused], view_after: Callable[[], dict[str, Any]]) -> None:
+        self.pass_owed_by = ""
+        for kind, fields in caused:
+            if kind == "TileLaid" and fields.get("ability"):
+                self.spent.add(str(fields["ability"]))
+        first_kind, first = caused[0] if caused else ("", {})
+        if first_kind == "TileLaid" and not first.get("ability") and first.get("corporation"):
+            self._after_lay(str(first["corporation"]), view_after())
+        ended = [f["corporation"] for kind, f in caused if kind == "OperatingTurnEnded"]
+        if ended and self.rulebook_cut:
+            self._after_turn(str(ended[-1]), view_after())
+
+    def owed(self, action: Action) -> bool:
+        owed, self.pass_owed_by = self.pass_owed_by, ""
+        return (
+            action["type"] == "pass"
+            and action.get("entity_type") == "corporation"
+            and action.get("entity") == owed
+        )
+
+    def _after_lay(self, corporation: str, view: dict[str, Any]) -> None:
+        president = _corporation(view, corporation).get("president") or 0
+        held: list[str] = next(
+            (p["privates"] for p in view["players"] if p["seat"] == president), []
+        )
+        spent = self.spent | set(view.get("closed_privates") or ())
+        if track_step_waits_for_pass(self.title, held, spent):
+            self.pass_owed_by = corporation
+
+    def _after_turn(self, corporation: str, view: dict[str, Any]) -> None:
+        closed = set(view.get("closed_privates") or ())
+        held = [c for p in view["players"] for c in p["privates"] if c not in closed]
+        cash = int(_corporation(view, corporation)["cash"])
+        if private_step_waits(self.title, view["phase"], view["beginner_game"], cash, held):
+            self.pass_owed_by = corporation
 
 
-def _routes_follow(corporation: str, later: Sequence[Action]) -> bool:
-    """Whether the corporation's routes come next in the log, after any privates it buys and
-    any private's ability used meanwhile."""
-    for action in later:
-        if action.get("entity_type") == "company":
-            continue
-        if action.get("entity") == corporation and action["type"] == "buy_company":
-            continue
-        return (action["type"], action.get("entity")) == ("run_routes", corporation)
-    return False
+def _corporation(view: dict[str, Any], corporation: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(c for c in view["corporations"] if c["id"] == corporation)
+    return found
+
+
+#: The step of ours each operating action of the site's belongs to.
+_STEP_OF = {
+    "lay_tile": Step.TRACK,
+    "place_token": Step.TOKEN,
+    "run_routes": Step.ROUTES,
+    "dividend": Step.DIVIDEND,
+    "buy_train": Step.TRAINS,
+    "discard_train": Step.TRAINS,
+}
+#: A player's actions that no step of a corporation's turn takes (a president's emergency sale
+#: is one of its train step): at the site, the operating round is over.
+_STOCK_ACTIONS = {"par", "buy_shares", "pass"}
+
+
+def _step_the_site_skipped(action: Action, view: dict[str, Any], order: Sequence[Step]) -> str:
+    """In a game cut as the rulebook cuts it (our exports of rulebook games): the corporation
+    whose current step the site skipped by itself, where ours waits for it, before `action`
+    (the site's token step where no token can be placed, its route step without a route, its
+    train step where no train can be bought: our export wrote nothing there); else ""."""
+    round_ = view.get("round") or {}
+    if round_.get("type") != "operating_round" or round_.get("discarding") or round_.get("ability"):
+        return ""
+    operating, step = str(round_.get("operating") or ""), round_.get("step")
+    if not operating or step is None:
+        return ""
+    if action.get("entity") == operating:
+        target = _STEP_OF.get(action["type"])
+        return operating if target and order.index(Step(step)) < order.index(target) else ""
+    other_corporation = action.get("entity_type") == "corporation"
+    stock_action = action.get("entity_type") == "player" and action["type"] in _STOCK_ACTIONS
+    return operating if other_corporation or stock_action else ""
 
 
 def _skip(step: str) -> game_pb2.Command:
-    """What leaves a step the site skipped: no routes at a route step (it cannot be passed),
-    else a pass."""
-    if step == "routes":
+    """What leaves a step with nothing done: no routes at a route step (it takes no pass)."""
+    if step == Step.ROUTES:
         return game_pb2.Command(run_routes=game_pb2.RunRoutes())
     return game_pb2.Command(pass_turn=game_pb2.Pass())
 
 
-def _catch_up(action: Action, table: Table, translator: Translator) -> None:
-    """The site skipped a step that our engine still offers (nothing the site wanted to do
-    there): pass it, so that the action lands on the step it belongs to; a route step the site
-    skipped runs no routes (it cannot be passed). Our step is read again before each pass: our
-    engine skips some steps by itself (a corporation without trains runs no routes and pays
-    nothing, 8.5/8.6)."""
-    target = _STEP_OF.get(action["type"])
-    if target is None:
-        return
-    for _ in _STEPS:
-        view = table.view()
-        corporation, step = _operating(view)
-        if action.get("entity") != corporation or step not in _STEPS:
-            return
-        if _STEPS.index(step) >= _STEPS.index(target):
-            return
-        seat = translator.acting_seat(action, view)
-        table.submit(seat, Submit(seat, _skip(step)))
-
-
-#: A player's actions of a stock round: the operating round before it is over at the site.
-_STOCK_ACTIONS = {"par", "buy_shares"}
-
-
-def _end_turn_the_site_ended(
-    action: Action, upcoming: Action | None, table: Table, translator: Translator
-) -> None:
-    """An action of a corporation that is yet to operate, while ours is still in another's
-    turn: the site ended that turn by itself (its last steps had nothing to do, say a train
-    step where nothing can be bought), ours waits for passes there. Pass them (a route step
-    runs no routes), reading our step again before each. A pass counts only when the same
-    corporation acts next (the site's blocking "buy a private" pass ends a turn instead). A
-    player's stock-round action likewise ends the last turn of an operating round."""
-    stock_action = action.get("entity_type") == "player" and action["type"] in _STOCK_ACTIONS
-    if action.get("entity_type") != "corporation" and not stock_action:
-        return
-    if action["type"] == "pass" and (upcoming or {}).get("entity") != action["entity"]:
-        return
-    ending = None
-    for _ in range(len(_STEPS) + 1):
-        view = table.view()
-        corporation, step = _operating(view)
-        ending = corporation if ending is None else ending
-        round_ = view.get("round") or {}
-        waiting = round_.get("discarding") or round_.get("ability")
-        if corporation != ending or not corporation or waiting:
-            return
-        if action["entity"] in (corporation, *round_["operated"]):
-            return
-        seat = translator.acting_seat({"entity": corporation, "entity_type": "corporation"}, view)
-        table.submit(seat, Submit(seat, _skip(step)))
-
-
 def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     """Submits the effective actions one by one, yielding each after it took effect; raises
-    Rejected or Untranslatable at the first our game refuses."""
+    Rejected or Untranslatable at the first our game refuses. Under the `18xx.games` profile
+    our turn has the site's steps (services/rules/domain/turn_steps.py), so each action is one
+    command, but for the passes the site asks for and our game does not (a player's that our
+    engine made by itself in the private auction; `_Follower`'s)."""
     translator = Translator(game)
-    actions = effective_actions(game.actions)
+    reading = _Reading(table)
+    title = load_title(game.title)
+    steps = turn_steps(title.profile(game.rules_profile))
+    rulebook_cut = not steps.has(Step.PRIVATES)
+    order = [spec.step for spec in steps.steps]
+    follower = _Follower(title, rulebook_cut)
     self_passes: list[int] = []
-    for done, action in enumerate(actions, start=1):
-        upcoming = actions[done] if done < len(actions) else None
-        _skipped_routes(action, actions[done:], table, translator)
-        _end_turn_the_site_ended(action, upcoming, table, translator)
-        if not _phantom_pass(action, upcoming, table.view(), table, self_passes, translator):
-            _catch_up(action, table, translator)
-            _skipped_routes(action, actions[done:], table, translator)
-            _catch_up(action, table, translator)
-            before = table.view()
-            step = translator.translate(action, before)
-            if isinstance(step, EndGame):
-                table.end_game()
-            else:
-                self_passes[:] = _self_passes(before, table.submit(step.seat, step))
-                translator.settle(table.view())
-        if upcoming is not None:
-            _take_skipped_steps(upcoming, actions[done + 1 :], table, translator)
-        elif game.end_reason:
-            _take_steps_after_the_log(table, translator)
+    for action in effective_actions(game.actions):
+        if follower.owed(action):
+            yield action
+            continue
+        if action["type"] == "pass" and action.get("entity_type") == "player":
+            seat = translator.seat_of_player(action["entity"])
+            if self_passes and self_passes[0] == seat:
+                self_passes.pop(0)
+                yield action
+                continue
+        self_passes.clear()
+        before = reading.view()
+        translator.settle(before)
+        while rulebook_cut and (skipped := _step_the_site_skipped(action, before, order)):
+            seat = translator.acting_seat({"entity": skipped, "entity_type": "corporation"}, before)
+            reading.submit(seat, Submit(seat, _skip(before["round"]["step"])))
+            before = reading.view()
+        step = translator.translate(action, before)
+        if isinstance(step, EndGame):
+            reading.end_game()
+        else:
+            caused = reading.submit(step.seat, step)
+            self_passes[:] = _self_passes(before, caused)
+            follower.follow(caused, reading.view)
         yield action
-
-
-def _take_skipped_steps(
-    upcoming: Action, later: Sequence[Action], table: Table, translator: Translator
-) -> None:
-    """Right after an action, the steps the site then took by itself (a skipped route step
-    withholds, which moves the share price), so that our state after each action is the
-    site's: what the upcoming action's own catch-up would do, one action earlier. What our game
-    refuses here is left for that catch-up to report, against the action it belongs to."""
-    try:
-        _skipped_routes(upcoming, later, table, translator)
-        if upcoming["type"] != "pass":
-            _catch_up(upcoming, table, translator)
-            _skipped_routes(upcoming, later, table, translator)
-            _catch_up(upcoming, table, translator)
-    except (Rejected, Untranslatable):
-        pass
-
-
-def _take_steps_after_the_log(table: Table, translator: Translator) -> None:
-    """A finished game's log may end with a lay before a route step the site skipped (no
-    route): the site withholds there by itself, and that is part of its final state."""
-    if table.view().get("result") is None:
-        with suppress(Rejected, Untranslatable):
-            _skipped_routes({"type": "end_of_log"}, [], table, translator)
 
 
 def replay(

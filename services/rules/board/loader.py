@@ -24,6 +24,7 @@ from services.rules.board.title import (
     DEFAULT_PROFILE,
     STOP,
     SWITCHES,
+    TURN_STEPS,
     UNLIMITED,
     CorporationCharter,
     LayAbility,
@@ -500,10 +501,16 @@ def _profiles(source: _Source) -> dict[str, RulesProfile]:
     source.only_top({"profile"})
     profiles = {}
     for entry in source.entries("profile", optional=True):
-        entry.only({"description", *SWITCHES})
+        entry.only({"description", "turn_steps", *SWITCHES})
         switches = {switch: entry.boolean(switch, False) for switch in SWITCHES}
+        turn_steps = entry.text("turn_steps", DEFAULT_PROFILE)
+        if turn_steps not in TURN_STEPS:
+            raise entry.error(f"turn_steps must be one of {', '.join(TURN_STEPS)}", "turn_steps")
         profiles[entry.key] = RulesProfile(
-            name=entry.key, description=entry.text("description", ""), **switches
+            name=entry.key,
+            description=entry.text("description", ""),
+            turn_steps=turn_steps,
+            **switches,
         )
         if entry.key == DEFAULT_PROFILE and any(switches.values()):
             raise entry.error(f"the {DEFAULT_PROFILE} profile turns a switch on")

@@ -284,6 +284,8 @@ class Market:
 DEFAULT_PROFILE = "rulebook"
 #: The profile that plays a title as the 18xx.games site does (its logs import under it).
 SITE_PROFILE = "18xx.games"
+#: The ways of cutting a turn into steps that a profile's `turn_steps` may name.
+TURN_STEPS = (DEFAULT_PROFILE, SITE_PROFILE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +326,11 @@ class RulesProfile:
     #: once the tile is down (services/rules/board/new_track.py); the rulebook asks only that
     #: the new track be connected, which a legal trail reaching it shows.
     upgrade_must_use_new_track_or_change_city: bool = False
+    #: How a corporation's turn is cut into steps (services/rules/domain/turn_steps.py): one of
+    #: TURN_STEPS. Not a departure from the rules (the same moves stay legal, in the same order)
+    #: but where the game waits for a pass: `18xx.games` skips a train step where no train can be
+    #: bought and ends the turn with a step of its own for buying privates, as the site does.
+    turn_steps: str = DEFAULT_PROFILE
 
 
 #: The switches: RulesProfile's bool fields.

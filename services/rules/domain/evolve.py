@@ -23,6 +23,7 @@ from services.rules.domain.state import (
     StockRound,
     replace,
 )
+from services.rules.domain.turn_steps import turn_steps
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
@@ -450,19 +451,18 @@ def _with_round(state: GameState, **changes: object) -> GameState:
     return replace(state, round=replace(_operating(state), **changes))  # type: ignore[arg-type]
 
 
-_NEXT_STEP = {
-    Step.TRACK: Step.TOKEN,
-    Step.TOKEN: Step.ROUTES,
-    Step.ROUTES: Step.DIVIDEND,
-    Step.DIVIDEND: Step.TRAINS,
-}
+def _after(state: GameState, step: Step) -> Step:
+    """The step of the turn that follows `step` (the turn's last step ends it instead)."""
+    following = turn_steps(state.rules).after(step)
+    assert following is not None, f"{step} is the last step of the turn"
+    return following
 
 
 def _corporation_operates(state: GameState, event: ev.CorporationOperates) -> GameState:
     return _with_round(
         state,
         current=event.corporation,
-        step=Step.TRACK,
+        step=turn_steps(state.rules).first,
         revenue=0,
         sold_for_train=frozenset(),
         bought_private=False,
@@ -489,7 +489,7 @@ def _tile_laid(state: GameState, event: ev.TileLaid) -> GameState:
     if event.corporation:
         state = _corporation_receives(state, event.corporation, -event.cost)
     if not event.ability:
-        return _with_round(state, step=Step.TOKEN)
+        return _with_round(state, step=_after(state, Step.TRACK))
     state = replace(state, used_abilities=state.used_abilities | {event.ability})
     if isinstance(state.round, OperatingRound) and state.round.ability is not None:
         return _with_round(state, ability=None)
@@ -517,21 +517,21 @@ def _ability_declined(state: GameState, event: ev.AbilityDeclined) -> GameState:
 def _token_placed(state: GameState, event: ev.TokenPlaced) -> GameState:
     state = _token_on_board(state, event.corporation, event.hex, event.city)
     state = _corporation_receives(state, event.corporation, -event.cost)
-    return _with_round(state, step=Step.ROUTES)
+    return _with_round(state, step=_after(state, Step.TOKEN))
 
 
 def _step_skipped(state: GameState, event: ev.StepSkipped) -> GameState:
-    return _with_round(state, step=_NEXT_STEP[Step(event.step)])
+    return _with_round(state, step=_after(state, Step(event.step)))
 
 
 def _trains_ran(state: GameState, event: ev.TrainsRan) -> GameState:
-    return _with_round(state, revenue=event.revenue, step=Step.DIVIDEND)
+    return _with_round(state, revenue=event.revenue, step=_after(state, Step.ROUTES))
 
 
 def _operated(state: GameState, corporation_id: str, position: tuple[int, int]) -> GameState:
     state = _move_token(state, corporation_id, position)
     state = _update_corporation(state, corporation_id, lambda c: replace(c, has_operated=True))
-    return _with_round(state, step=Step.TRAINS)
+    return _with_round(state, step=_after(state, Step.DIVIDEND))
 
 
 def _dividends_paid(state: GameState, event: ev.DividendsPaid) -> GameState:
@@ -657,7 +657,8 @@ def _private_sold_to_corporation(state: GameState, event: ev.PrivateSoldToCorpor
 
 def _operating_turn_ended(state: GameState, event: ev.OperatingTurnEnded) -> GameState:
     operated = _operating(state).operated | {event.corporation}
-    return _with_round(state, operated=operated, current="", step=Step.TRACK, revenue=0)
+    first = turn_steps(state.rules).first
+    return _with_round(state, operated=operated, current="", step=first, revenue=0)
 
 
 def _operating_round_ended(state: GameState, event: ev.OperatingRoundEnded) -> GameState:

@@ -64,6 +64,7 @@ from services.rules.domain.trains import (
     over_limit,
     phase,
 )
+from services.rules.domain.turn_steps import WAIT_FOR_ABILITY, EndsWhen, turn_steps
 
 _T = TypeVar("_T")
 PRIVATE_PRICE_RANGE = (0.5, 2.0)  # of face value (8.8)
@@ -91,39 +92,44 @@ def next_event(state: GameState) -> ev.Event | None:
     if not round_.current:
         return _between_turns(state, round_)
     corporation = _current(state, round_)
-    match round_.step:
-        case Step.TOKEN if _token_step_ends(state, round_, corporation):
-            return ev.StepSkipped(corporation=corporation.id, step=Step.TOKEN.value)
-        case Step.ROUTES if not corporation.trains or _route_step_ends(state, round_, corporation):
-            return _withhold(state, corporation, 0)
-        case Step.DIVIDEND if round_.revenue == 0:
-            return _withhold(state, corporation, 0)
+    spec = turn_steps(state.rules).spec(round_.step)
+    if any(_ends(state, round_, corporation, condition) for condition in spec.ends_when):
+        return _step_ended(state, round_, corporation)
     return None
 
 
-def _token_step_ends(state: GameState, round_: OperatingRound, corporation: Corporation) -> bool:
-    """Under the `token_step_skipped_when_no_token_can_be_placed` switch, the token step ends
-    by itself whenever no token can be placed (once no private's lay is pending), as the site's
-    steps skip themselves: a token that a tile laid later in the turn makes possible, say by
-    the ER's seller, cannot be placed then. Under the rulebook the corporation may still buy
-    a private at this step (8.8), and then place a token its ability made room for."""
-    return (
-        state.rules.token_step_skipped_when_no_token_can_be_placed
-        and round_.ability is None
-        and next(iter(on_the_board.tokens(state, corporation)), None) is None
-    )
+def _ends(
+    state: GameState, round_: OperatingRound, corporation: Corporation, condition: EndsWhen
+) -> bool:
+    """Whether `condition` holds, ending the current step by itself. A private's pending lay
+    (the ER's seller's, 15 C) comes first: a tile it lays may open a token, a route or a
+    purchase."""
+    if condition in WAIT_FOR_ABILITY and round_.ability is not None:
+        return False
+    match condition:
+        case EndsWhen.NO_TRAINS:
+            return not corporation.trains
+        case EndsWhen.NO_REVENUE:
+            return round_.revenue == 0
+        case EndsWhen.NO_TOKEN:
+            return next(iter(on_the_board.tokens(state, corporation)), None) is None
+        case EndsWhen.NO_ROUTE:
+            return not can_run_routes(state, corporation.id)
+        case EndsWhen.NO_TRAIN_TO_BUY:
+            return not must_buy_train(state, corporation) and not offers(state, corporation)
+        case EndsWhen.NO_PRIVATE_FOR_SALE:
+            return not corporation_private_options(state, corporation)
 
 
-def _route_step_ends(state: GameState, round_: OperatingRound, corporation: Corporation) -> bool:
-    """Under the `route_step_skipped_when_no_route` switch, the route step of a corporation
-    with trains ends by itself when they have no route to run (once no private's lay is
-    pending); under the rulebook it waits, and a route that a private bought there opens may
-    still be run (8.2, 8.8)."""
-    return (
-        state.rules.route_step_skipped_when_no_route
-        and round_.ability is None
-        and not can_run_routes(state, corporation.id)
-    )
+def _step_ended(state: GameState, round_: OperatingRound, corporation: Corporation) -> ev.Event:
+    """The event that ends the current step with nothing done there: a route or dividend step
+    withholds nothing (8.6: the share price falls), the turn's last step ends the turn, any
+    other step is skipped."""
+    if round_.step in {Step.ROUTES, Step.DIVIDEND}:
+        return _withhold(state, corporation, 0)
+    if turn_steps(state.rules).after(round_.step) is None:
+        return ev.OperatingTurnEnded(corporation=corporation.id)
+    return ev.StepSkipped(corporation=corporation.id, step=round_.step.value)
 
 
 def _between_turns(state: GameState, round_: OperatingRound) -> ev.Event:
@@ -326,6 +332,8 @@ def each_legal_action(state: GameState, round_: OperatingRound) -> Iterator[Lega
             yield RunRoutesOption(corporation.id, corporation.trains, seat)
         case Step.DIVIDEND:
             yield DividendOption(corporation.id, round_.revenue, seat)
+        case Step.PRIVATES:
+            yield PassOption(seat)
 
 
 # ---- decide --------------------------------------------------------------------------------
@@ -373,11 +381,13 @@ def _decide(
     corporation = _current(state, round_)
     if round_.ability is not None:
         return _decide_ability(state, corporation, round_.ability, command)
+    if not turn_steps(state.rules).takes(round_.step, command):
+        raise _not_now(command, round_)
     if isinstance(command, BuyPrivateForCorporation):
         return _decide_private(state, corporation, command)
     match round_.step, command:
-        case ((Step.TRACK | Step.TOKEN), Pass()):
-            return ev.StepSkipped(corporation=corporation.id, step=round_.step.value)
+        case ((Step.TRACK | Step.TOKEN | Step.PRIVATES), Pass()):
+            return _passed(state, round_, corporation)
         case Step.TRACK, LayTile(hex=hex_, tile=tile, rotation=rotation):
             lay = on_the_board.check_lay(state, corporation, hex_, tile, rotation)
             return ev.TileLaid(corporation.id, hex_, tile, rotation, lay.cost)
@@ -412,8 +422,15 @@ def _decide(
                     f"{corporation.id} owns no train and must buy one (rulebook 8.7.5)",
                     details={"corporation": corporation.id},
                 )
-            return ev.OperatingTurnEnded(corporation=corporation.id)
+            return _passed(state, round_, corporation)
     raise _not_now(command, round_)
+
+
+def _passed(state: GameState, round_: OperatingRound, corporation: Corporation) -> ev.Event:
+    """A pass leaves the step; at the turn's last step it ends the turn."""
+    if turn_steps(state.rules).after(round_.step) is None:
+        return ev.OperatingTurnEnded(corporation=corporation.id)
+    return ev.StepSkipped(corporation=corporation.id, step=round_.step.value)
 
 
 def _decide_ability(

@@ -140,13 +140,16 @@ class StockRound:
 
 
 class Step(StrEnum):
-    """The operating steps of a corporation's turn, in order (rulebook 8.2)."""
+    """The operating steps of a corporation's turn (rulebook 8.2). Which of them a turn has,
+    in which order, is the rules profile's list (services/rules/domain/turn_steps.py)."""
 
     TRACK = "track"
     TOKEN = "token"
     ROUTES = "routes"
     DIVIDEND = "dividend"
     TRAINS = "trains"
+    #: 8.8, as a step of its own at the end of the turn (the site's cut of it).
+    PRIVATES = "privates"
 
 
 @dataclass(frozen=True, slots=True)
