@@ -8,11 +8,10 @@ from typing import Any
 from services.routes.engine.validation import evaluate
 from services.rules.domain.commands import Command, CreateGame, RunRoutes
 from services.rules.domain.commands import EndGame as EndGameCommand
-from services.rules.domain.decide import decide, legal_actions
+from services.rules.domain.decide import decide
 from services.rules.domain.events import Event, SeatedPlayer
 from services.rules.domain.evolve import fold
-from services.rules.domain.legal import PassOption
-from services.rules.domain.route_pricing import price_in_process
+from services.rules.domain.route_pricing import price_routes_at_once
 from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
 from services.rules.wire import command_from_proto
@@ -47,11 +46,8 @@ class InProcessTable:
     def submit(self, seat: int, step: Submit) -> list[Caused]:
         command = command_from_proto(seat, step.command)
         if isinstance(command, RunRoutes):
-            command = price_in_process(self.state, command, evaluate)
+            command = price_routes_at_once(self.state, command, evaluate)
         return [(event.TYPE, asdict(event)) for event in self._apply(command)]
-
-    def can_pass(self) -> bool:
-        return any(isinstance(option, PassOption) for option in legal_actions(self.state))
 
     def end_game(self) -> None:
         self._apply(EndGameCommand())

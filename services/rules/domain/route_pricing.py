@@ -1,15 +1,16 @@
 """Checking a corporation's submitted routes and pricing them, before deciding RunRoutes.
 
-`submission` builds what the routes service needs (the corporation's track graph and the
-routes in its terms); `priced` turns its answer into the command's `priced` runs or a
-rejection. The rules service sends the submission to the routes service over gRPC; the
-in-process replay calls the same evaluation directly.
+`price_routes` is the whole of it, with the evaluation of routes given: `submission` builds
+what the evaluation needs (the corporation's track graph and the routes in its terms), and
+`priced` turns its answer into the command's `priced` runs or a rejection. The rules service
+evaluates through the routes service over gRPC; the in-process replay with the routes engine
+itself (`price_routes_at_once`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from kernel.rejection import Kind, Rejected, quoted
 from services.routes.engine.graph import TrackGraph, Train, route_hexes
@@ -25,7 +26,10 @@ from services.rules.domain.commands import RunRoutes
 from services.rules.domain.events import TrainRun
 from services.rules.domain.state import GameState, OperatingRound
 
-Evaluate = Callable[[TrackGraph, Sequence[SubmittedRoute]], Evaluation]
+#: Evaluates submitted routes on a graph (the routes service's Evaluate, asked and awaited).
+Evaluate = Callable[[TrackGraph, Sequence[SubmittedRoute]], Awaitable[Evaluation]]
+#: The same, answering at once (the routes engine's `evaluate`, in this process).
+EvaluateAtOnce = Callable[[TrackGraph, Sequence[SubmittedRoute]], Evaluation]
 
 
 def corporation_graph(state: GameState, corporation_id: str) -> TrackGraph:
@@ -73,11 +77,7 @@ def _pieces(hexes: tuple[str, ...], centres: set[str]) -> tuple[tuple[str, ...],
     return tuple(pieces)
 
 
-def first_legal(
-    graph: TrackGraph,
-    readings: list[tuple[SubmittedRoute, ...]],
-    evaluations: list[Evaluation],
-) -> Evaluation:
+def first_legal(evaluations: Sequence[Evaluation]) -> Evaluation:
     """The evaluation of the first reading that is legal, else that of the first reading."""
     return next((e for e in evaluations if e.ok), evaluations[0])
 
@@ -148,13 +148,36 @@ def trusts_revenue(state: GameState, command: RunRoutes) -> bool:
     return state.trust_submitted_revenue and all(r.revenue for r in command.routes)
 
 
-def price_in_process(state: GameState, command: RunRoutes, evaluate: Evaluate) -> RunRoutes:
+async def price_routes(state: GameState, command: RunRoutes, evaluate: Evaluate) -> RunRoutes:
+    """The command with its routes checked and priced (rulebook 8.5), or the rejection: an old
+    log's own revenues where the game trusts them, else each reading of the routes
+    (`submissions`) evaluated in turn until one is legal. Asynchronous because the rules
+    service asks the routes service; nothing here waits but `evaluate`."""
     if trusts_revenue(state, command):
         return trusted(command)
     graph, readings = submissions(state, command)
     evaluations = []
     for reading in readings:
-        evaluations.append(evaluate(graph, reading))
+        evaluations.append(await evaluate(graph, reading))
         if evaluations[-1].ok:
             break
-    return priced(command, graph, first_legal(graph, readings, evaluations))
+    return priced(command, graph, first_legal(evaluations))
+
+
+def price_routes_at_once(
+    state: GameState, command: RunRoutes, evaluate: EvaluateAtOnce
+) -> RunRoutes:
+    """`price_routes` with an evaluator that answers at once: the pricing then never waits,
+    so it is done at its first step, without an event loop."""
+
+    async def answered(graph: TrackGraph, routes: Sequence[SubmittedRoute]) -> Evaluation:
+        return evaluate(graph, routes)
+
+    pricing = price_routes(state, command, answered)
+    try:
+        pricing.send(None)
+    except StopIteration as done:
+        result: RunRoutes = done.value
+        return result
+    pricing.close()
+    raise AssertionError("a pricing whose evaluator answers at once does not wait")

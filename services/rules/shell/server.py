@@ -7,7 +7,7 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import grpc
@@ -22,6 +22,8 @@ from infra.settings import from_environment
 from kernel.rejection import Kind, Rejected, quoted
 from services.projections.game_summaries import game_changed
 from services.routes import wire as routes_wire
+from services.routes.engine.graph import TrackGraph
+from services.routes.engine.validation import Evaluation, SubmittedRoute
 from services.rules import wire as rules_wire
 from services.rules.board.title import DEFAULT_PROFILE
 from services.rules.domain import route_pricing
@@ -60,28 +62,22 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         deciding (rulebook 8.5); the events then record the revenue."""
         if not isinstance(command, RunRoutes):
             return command
-        if route_pricing.trusts_revenue(state, command):
-            return route_pricing.trusted(command)
-        graph, readings = route_pricing.submissions(state, command)
-        graph_message = routes_wire.graph_to_proto(graph)
-        evaluations = []
-        for reading in readings:
-            request = routes_pb2.EvaluateRequest(
-                graph=graph_message, routes=routes_wire.submitted_to_proto(reading)
-            )
-            try:
-                answer = await self._routes.Evaluate(request, timeout=ROUTE_CHECK_SECONDS)
-            except grpc.aio.AioRpcError as error:
-                raise Rejected(
-                    "ROUTES_UNAVAILABLE",
-                    f"the routes service could not check the routes: {error.details()}",
-                    Kind.UNAVAILABLE,
-                ) from error
-            evaluations.append(routes_wire.evaluation_from_proto(answer))
-            if evaluations[-1].ok:
-                break
-        evaluation = route_pricing.first_legal(graph, readings, evaluations)
-        return route_pricing.priced(command, graph, evaluation)
+        return await route_pricing.price_routes(state, command, self._evaluate)
+
+    async def _evaluate(self, graph: TrackGraph, routes: Sequence[SubmittedRoute]) -> Evaluation:
+        """The routes service's evaluation of `routes` on `graph`."""
+        request = routes_pb2.EvaluateRequest(
+            graph=routes_wire.graph_to_proto(graph), routes=routes_wire.submitted_to_proto(routes)
+        )
+        try:
+            answer = await self._routes.Evaluate(request, timeout=ROUTE_CHECK_SECONDS)
+        except grpc.aio.AioRpcError as error:
+            raise Rejected(
+                "ROUTES_UNAVAILABLE",
+                f"the routes service could not check the routes: {error.details()}",
+                Kind.UNAVAILABLE,
+            ) from error
+        return routes_wire.evaluation_from_proto(answer)
 
     async def Timeline(
         self, request: rules_pb2.TimelineRequest, context: Context
