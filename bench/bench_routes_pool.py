@@ -11,12 +11,13 @@ that runs to any deadline) and on smaller searches that finish:
    against the same search through a SolverPool of one worker in this process (serialize, a
    pipe each way, the worker's parse and build), for a few graphs, REPEATS each; and the least
    of each, which a shared machine's load disturbs less.
-3. A cheap call while four long searches run (each with a deadline of LONG_SECONDS): the
+3. A cheap call while four long searches run (RoutesService.Optimize, each with a deadline of
+   LONG_SECONDS, the graph from a stand-in rules service: tests/routes/graph_source.py): the
    latency of RouteEngine.Evaluate of a two-city route and of a health check, one of each sent
    every 50 ms (not waiting for the one before) while the four run. Against a real routes
    process on loopback (2 workers, a queue of 2), and against the same calls served as before
    the pool: a grpc.aio server in a process of its own that runs each search on its event loop
-   (this file with --inline ADDRESS).
+   (this file with SHIKOKU_POOL_INLINE=ADDRESS).
 
   SHIKOKU_POOL_REPEATS  repeats of each search in (2), default 15
 """
@@ -48,9 +49,13 @@ from services.routes.engine.graph import TrackGraph
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import evaluate
 from services.routes.shell.pool import PoolSettings, SolverPool
-from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc
+from services.routes.shell.server import public_solution
+from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
+from shikoku.v1 import routes_pb2 as public_pb2
+from shikoku.v1 import routes_pb2_grpc as public_pb2_grpc
 from shikoku_dev.redis_server import free_port
 from shikoku_dev.supervisor import ServiceProcess
+from tests.routes.graph_source import GraphSource
 from tests.routes.pathological import pathological_graph
 
 REPO = Path(__file__).resolve().parent.parent
@@ -123,13 +128,13 @@ async def overhead() -> None:
         await pool.close()
 
 
-def start_routes() -> tuple[ServiceProcess, str]:
+def start_routes(graphs: str) -> tuple[ServiceProcess, str]:
     address = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
         deployment_token.SETTING: TOKEN,
         "SHIKOKU_ROUTES_ADDR": address,
-        "SHIKOKU_RULES_ADDR": f"127.0.0.1:{free_port()}",
+        "SHIKOKU_RULES_ADDR": graphs,
         "SHIKOKU_ROUTES_WORKERS": "2",
         "SHIKOKU_ROUTES_QUEUE": "2",
     }
@@ -139,7 +144,7 @@ def start_routes() -> tuple[ServiceProcess, str]:
 
 
 class InlineEngine(routes_pb2_grpc.RouteEngineServicer):
-    """The route engine as it was before the pool: each search on the event loop."""
+    """The route engine's checks, on the event loop as always."""
 
     async def Evaluate(
         self, request: routes_pb2.EvaluateRequest, context: Context
@@ -147,17 +152,33 @@ class InlineEngine(routes_pb2_grpc.RouteEngineServicer):
         graph = wire.graph_from_proto(request.graph)
         return wire.evaluation_to_proto(evaluate(graph, wire.submitted_from_proto(request.routes)))
 
-    async def Solve(
-        self, request: routes_pb2.SolveRequest, context: Context
-    ) -> routes_pb2.Solution:
+
+class InlineRoutes(public_pb2_grpc.RoutesServiceServicer):
+    """The route search as it was before the pool: each one on the event loop."""
+
+    def __init__(self, rules: rules_pb2_grpc.RulesServiceAsyncStub) -> None:
+        self._rules = rules
+
+    async def Optimize(
+        self, request: public_pb2.OptimizeRequest, context: Context
+    ) -> public_pb2.RouteSolution:
+        asked = rules_pb2.CorporationGraphRequest(
+            game_id=request.game_id, corporation=request.corporation
+        )
+        message = await self._rules.CorporationGraph(asked, timeout=10)
         remaining = context.time_remaining()
         deadline = None if remaining is None else seconds_from_now(max(remaining - 0.05, 0))
-        return wire.solution_to_proto(solve(wire.graph_from_proto(request.graph), deadline))
+        solution = solve(wire.graph_from_proto(message), deadline)
+        return public_solution(message, wire.solution_to_proto(solution))
 
 
 async def serve_inline(address: str) -> None:
     server = grpc.aio.server()
+    rules = grpc.aio.insecure_channel(os.environ["SHIKOKU_RULES_ADDR"])
     routes_pb2_grpc.add_RouteEngineServicer_to_server(InlineEngine(), server)
+    public_pb2_grpc.add_RoutesServiceServicer_to_server(
+        InlineRoutes(rules_pb2_grpc.RulesServiceStub(rules)), server
+    )
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     server.add_insecure_port(address)
@@ -167,12 +188,18 @@ async def serve_inline(address: str) -> None:
     await server.wait_for_termination()
 
 
-def start_inline() -> tuple[ServiceProcess, str]:
+def start_inline(graphs: str) -> tuple[ServiceProcess, str]:
     address = f"127.0.0.1:{free_port()}"
+    env = {
+        **os.environ,
+        "SHIKOKU_POOL_INLINE": address,
+        "SHIKOKU_RULES_ADDR": graphs,
+        "PYTHONPATH": str(REPO),
+    }
     process = ServiceProcess(
         "routes",
         "bench.bench_routes_pool",
-        {**os.environ, "SHIKOKU_POOL_INLINE": address, "PYTHONPATH": str(REPO)},
+        env,
         log=io.StringIO(),
     )
     process.wait_listening()
@@ -204,42 +231,53 @@ async def timed(call: Callable[[], Awaitable[object]]) -> float:
 
 
 async def cheap_calls(
-    name: str, start: Callable[[], tuple[ServiceProcess, str]], message: routes_pb2.TrackGraph
+    name: str,
+    start: Callable[[str], tuple[ServiceProcess, str]],
+    message: routes_pb2.TrackGraph,
 ) -> None:
-    process, address = start()
-    try:
-        async with grpc.aio.insecure_channel(address) as channel:
-            engine = routes_pb2_grpc.RouteEngineStub(channel)
-            health = health_pb2_grpc.HealthStub(channel)
-            check = check_request()
+    with GraphSource() as graphs:
+        request = graphs.offer(message)
+        process, address = start(graphs.address)
+        try:
+            await calls_during_searches(name, address, request)
+        finally:
+            process.stop()
 
-            async def search() -> None:
-                request = routes_pb2.SolveRequest(graph=message)
-                # Those that waited in a queue may come after their deadline.
-                with contextlib.suppress(grpc.RpcError):
-                    await engine.Solve(request, metadata=SECRET, timeout=LONG_SECONDS)
 
-            searches = [asyncio.create_task(search()) for _ in range(4)]
-            await asyncio.sleep(0.3)
-            checks, probes = [], []
-            window = time.monotonic() + LONG_SECONDS - 0.6
-            while time.monotonic() < window:
-                checks.append(
-                    asyncio.create_task(
-                        timed(lambda: engine.Evaluate(check, metadata=SECRET, timeout=30))
-                    )
+async def calls_during_searches(
+    name: str, address: str, request: public_pb2.OptimizeRequest
+) -> None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        engine = routes_pb2_grpc.RouteEngineStub(channel)
+        optimizer = public_pb2_grpc.RoutesServiceStub(channel)
+        health = health_pb2_grpc.HealthStub(channel)
+        check = check_request()
+
+        async def search() -> None:
+            # Cut short at their deadline (DEADLINE_EXCEEDED with the best found attached),
+            # and those that waited in a queue may come after it.
+            with contextlib.suppress(grpc.RpcError):
+                await optimizer.Optimize(request, metadata=SECRET, timeout=LONG_SECONDS)
+
+        searches = [asyncio.create_task(search()) for _ in range(4)]
+        await asyncio.sleep(0.3)
+        checks, probes = [], []
+        window = time.monotonic() + LONG_SECONDS - 0.6
+        while time.monotonic() < window:
+            checks.append(
+                asyncio.create_task(
+                    timed(lambda: engine.Evaluate(check, metadata=SECRET, timeout=30))
                 )
-                probes.append(
-                    asyncio.create_task(
-                        timed(lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=30))
-                    )
+            )
+            probes.append(
+                asyncio.create_task(
+                    timed(lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=30))
                 )
-                await asyncio.sleep(TICK_SECONDS)
-            check_seconds = await asyncio.gather(*checks)
-            probe_seconds = await asyncio.gather(*probes)
-            await asyncio.gather(*searches)
-    finally:
-        process.stop()
+            )
+            await asyncio.sleep(TICK_SECONDS)
+        check_seconds = await asyncio.gather(*checks)
+        probe_seconds = await asyncio.gather(*probes)
+        await asyncio.gather(*searches)
     print(f"   {name:<22} route check  ({len(checks)}) {summary(check_seconds)}")
     print(f"   {'':<22} health check ({len(probes)}) {summary(probe_seconds)}")
 

@@ -183,22 +183,25 @@ GRAPH = routes_pb2.TrackGraph(
         (routes_pb2.TrackGraph(nodes=[node(f"N{i}") for i in range(2_001)]), "graph"),
     ],
 )
-def test_the_route_engine_refuses_a_graph_it_cannot_search(
+def test_the_route_engine_refuses_a_graph_it_cannot_check(
     route_engine: routes_pb2_grpc.RouteEngineStub, graph: routes_pb2.TrackGraph, field: str
 ) -> None:
+    request = routes_pb2.EvaluateRequest(graph=graph)
     with pytest.raises(grpc.RpcError) as refused:
-        route_engine.Solve(routes_pb2.SolveRequest(graph=graph), metadata=SECRET, timeout=10)
+        route_engine.Evaluate(request, metadata=SECRET, timeout=10)
     error = ShikokuError.from_rpc_error(refused.value)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert error.reason == "INVALID_GRAPH"
     assert any(field in name for name in error.field_violations), error.field_violations
 
 
-def test_the_route_engine_solves_a_graph_within_its_limits(
+def test_the_route_engine_checks_routes_on_a_graph_within_its_limits(
     route_engine: routes_pb2_grpc.RouteEngineStub,
 ) -> None:
-    solution = route_engine.Solve(routes_pb2.SolveRequest(graph=GRAPH), metadata=SECRET, timeout=10)
-    assert solution.revenue == 40
+    route = routes_pb2.SubmittedRoute(train=0, nodes=["A1", "B1"])
+    request = routes_pb2.EvaluateRequest(graph=GRAPH, routes=[route])
+    evaluation = route_engine.Evaluate(request, metadata=SECRET, timeout=10)
+    assert evaluation.revenue == 40 and not evaluation.HasField("violation")
 
 
 def test_a_lobby_call_redone_after_its_answer_was_lost_makes_nothing_twice(client: Client) -> None:

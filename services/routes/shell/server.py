@@ -1,7 +1,8 @@
 """The routes service process: optimal routes and route checking over track graphs.
 
-Internally (RouteEngine) it answers for a graph it is given; publicly (RoutesService) it
-fetches the corporation's graph from the rules service first.
+Internally (RouteEngine) it checks the routes submitted on a graph it is given; publicly
+(RoutesService) it searches the best routes on the corporation's graph, fetched from the rules
+service first.
 """
 
 from __future__ import annotations
@@ -43,8 +44,7 @@ def _deadline(context: Context) -> MonotonicDeadline | None:
 
 
 class RouteEngineServicer(routes_pb2_grpc.RouteEngineServicer):
-    def __init__(self, solver: SolverPool) -> None:
-        self._solver = solver
+    """Checks the routes the rules service was submitted, on the graph it sends."""
 
     async def Evaluate(
         self, request: routes_pb2.EvaluateRequest, context: Context
@@ -54,12 +54,6 @@ class RouteEngineServicer(routes_pb2_grpc.RouteEngineServicer):
         graph = wire.graph_from_proto(request.graph)
         evaluation = evaluate(graph, wire.submitted_from_proto(request.routes))
         return wire.evaluation_to_proto(evaluation)
-
-    async def Solve(
-        self, request: routes_pb2.SolveRequest, context: Context
-    ) -> routes_pb2.Solution:
-        check_graph(request.graph)
-        return await self._solver.solve(request.graph, _deadline(context))
 
 
 def _hexes(hex_of_segment: dict[str, str], route: routes_pb2.Route) -> list[str]:
@@ -148,7 +142,7 @@ class Routes:
 def build_routes(settings: RoutesSettings, rules: rules_pb2_grpc.RulesServiceAsyncStub) -> Routes:
     """The routes service, asking `rules` for the graphs of games' corporations."""
     solver = SolverPool(settings.pool)
-    return Routes(solver, RouteEngineServicer(solver), RoutesServicer(rules, solver))
+    return Routes(solver, RouteEngineServicer(), RoutesServicer(rules, solver))
 
 
 async def main() -> None:
