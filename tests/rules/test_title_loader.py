@@ -129,6 +129,13 @@ BAD_FILES = [
         ("[profile.rulebook]", 1),
         "[profile.rulebook]: the rulebook profile turns a switch on",
     ),
+    (
+        "profiles.toml",
+        'turn_steps = "18xx.games"',
+        'turn_steps = "18xx"',
+        ('[profile."18xx.games"]', 1),
+        '[profile."18xx.games"]: turn_steps must be one of rulebook, 18xx.games',
+    ),
 ]
 
 
