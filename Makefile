@@ -124,6 +124,7 @@ soak: setup
 	SHIKOKU_PROPERTY_SCALE=100 $(BIN)/pytest -q --timeout 3600 tests/rules/test_random_games.py \
 		tests/rules/test_listed_iff_accepted.py tests/routes
 	SHIKOKU_FAILOVER_GAMES=16 $(BIN)/pytest -q --timeout 3600 tests/reliability/cluster/test_failover.py
+	SHIKOKU_PROPERTY_SCALE=3 $(BIN)/pytest -q --timeout 3600 -k two_round tests/e2e/test_tournament.py
 	SHIKOKU_FAILOVER_GAMES=16 SHIKOKU_MASTER_DOWN_SECONDS=60 $(BIN)/pytest -q --timeout 3600 \
 		tests/reliability/cluster/test_no_replica.py
 	SHIKOKU_FUZZ_EXAMPLES=400 $(BIN)/pytest -q --timeout 3600 tests/e2e/test_fuzz.py \

@@ -3,7 +3,7 @@ conftest.py): a representative subset, since the whole suite twice would double 
 
 Chosen: the walking skeleton and undo (the write path and its events), SDK bot games for 3, 4
 and 6 players through two gateways, retried commands and lobby calls (request ids), watching
-with resume, listings (the summaries projection), access rules, the tournament of 24 players,
+with resume, listings (the summaries projection), access rules, the two-round tournament,
 a clock running out (the lobby's lease-held keeper), API keys, and an 18xx.games import. Rate
 limits run on the cluster in test_rate_limits_on_cluster.py.
 """
@@ -33,7 +33,7 @@ from tests.e2e.test_sdk import (
 from tests.e2e.test_site_games import test_shared_game_replays_through_the_gateway
 from tests.e2e.test_tournament import (
     test_a_clock_running_out,
-    test_a_two_round_tournament_of_24_players,
+    test_a_two_round_tournament,
 )
 from tests.e2e.test_walking_skeleton import (
     test_gateway_answers_health_and_reflection,
@@ -51,7 +51,7 @@ __all__ = [
     "test_a_lobby_call_whose_answer_was_lost_is_retried_safely",
     "test_a_retried_command_is_applied_once",
     "test_a_seat_acts_for_itself_in_turn",
-    "test_a_two_round_tournament_of_24_players",
+    "test_a_two_round_tournament",
     "test_a_watch_that_loses_its_connection_resumes_without_gaps_or_repeats",
     "test_acting_out_of_turn_is_a_shikoku_error_and_writes_nothing",
     "test_api_keys",
