@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from infra.config import Addresses
+from tools.launchers import RUN_NEEDS_A_CHECKOUT, launchers_missing
 
 SERVE_MODULES = {
     "rules": "services.rules.shell.server",
@@ -18,12 +19,6 @@ SERVE_MODULES = {
     "gateway": "gateway.server",
     "web": "gateway.web.server",
 }
-# `shikoku run` is the development launchers' (shikoku_dev, devtools/pyproject.toml), which an
-# install of the server's wheel (the container image) does not have.
-RUN_NEEDS_A_CHECKOUT = (
-    "shikoku run is a development launcher, not part of this install: run it from a source "
-    "checkout (`make run`)"
-)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             from shikoku_dev.supervisor import run as run_all
         except ModuleNotFoundError as missing:
-            if (missing.name or "").partition(".")[0] != "shikoku_dev":
-                raise  # the launchers are there but broken: their own traceback says why
+            if not launchers_missing(missing):
+                raise
             print(RUN_NEEDS_A_CHECKOUT, file=sys.stderr)
             return 2
         if "REDIS_URL" in os.environ and (unreachable := _redis_unreachable("shikoku run")):

@@ -19,7 +19,7 @@ from types import ModuleType
 
 import pytest
 
-from tools.cli import RUN_NEEDS_A_CHECKOUT
+from tools.launchers import OWN_SYSTEM_NEEDS_A_CHECKOUT, RUN_NEEDS_A_CHECKOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,3 +73,13 @@ def test_shikoku_run_without_the_launchers_says_it_needs_a_source_checkout(
     assert result.stderr == RUN_NEEDS_A_CHECKOUT + "\n"
     assert result.stdout == ""
     assert "`make run`" in RUN_NEEDS_A_CHECKOUT and "development launcher" in RUN_NEEDS_A_CHECKOUT
+
+
+def test_an_import_on_its_own_system_without_the_launchers_says_so_in_one_line(
+    server_alone: Path,
+) -> None:
+    game = ROOT.parent / "shared/fixtures/18xx.games/1889/hs_lhglbbiz_17502.json"
+    result = python_alone(server_alone, "-m", "tools.cli", "import", str(game), "--own-system")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == OWN_SYSTEM_NEEDS_A_CHECKOUT + "\n"
+    assert result.stdout == ""

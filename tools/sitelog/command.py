@@ -20,6 +20,7 @@ from services.rules.domain.events import Event, event_from_payload
 from shikoku.v1 import game_pb2, game_pb2_grpc
 from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
+from tools.launchers import OWN_SYSTEM_NEEDS_A_CHECKOUT, launchers_missing
 from tools.progress import Progress
 from tools.sitelog.compare import site_state
 from tools.sitelog.export_format import ExportError, SiteGame, load
@@ -59,8 +60,13 @@ def import_game(
     if on is ReplayOn.OWN_SYSTEM:
         # The development launchers' (shikoku_dev): imported only here, so that the server's
         # install, which lacks them, still imports and exports.
-        from shikoku_dev.supervisor import System
-
+        try:
+            from shikoku_dev.supervisor import System
+        except ModuleNotFoundError as missing:
+            if not launchers_missing(missing):
+                raise
+            print(OWN_SYSTEM_NEEDS_A_CHECKOUT, file=sys.stderr)
+            return 2
         system = System.on_free_ports(log=sys.stderr)
         system.env["SHIKOKU_RATE_PER_SECOND"] = "0"  # a system of its own: nobody to share with
         with system:
