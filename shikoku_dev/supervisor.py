@@ -173,6 +173,8 @@ class System:
         self.redis: EmbeddedRedis | None = None
         self.redis_cluster: EmbeddedRedisCluster | None = None
         self.services: list[ServiceProcess] = []
+        #: Ports this system picked for its own processes (`_unclaimed_port`).
+        self._handed_out: set[int] = set()
         self.started_at = time.monotonic()
         # A key for trying the system out, issued when it runs on a Redis of its own.
         self.api_key = ""
@@ -220,7 +222,7 @@ class System:
             own = listens.get(name, [""])
             for n, listen in enumerate(own):
                 metrics = (n == 0 and self.env.get(metrics_setting(name))) or (
-                    f"127.0.0.1:{free_port()}"
+                    f"127.0.0.1:{self._unclaimed_port()}"
                 )
                 label = f"{name}-{n + 1}" if len(own) > 1 else name
                 service = ServiceProcess(name, module, self.env, self.log, listen, metrics, label)
@@ -268,10 +270,27 @@ class System:
             setting = f"SHIKOKU_{name.upper()}_ADDR"
             first = self.env.get(setting, _DEFAULT_ADDRESSES[name])
             host = first.rpartition(":")[0]
-            others = [f"{host}:{free_port()}" for _ in range(self.replicas - 1)]
+            others = [f"{host}:{self._unclaimed_port()}" for _ in range(self.replicas - 1)]
             listens[name] = [first, *others]
             self.env[setting] = ",".join(listens[name])
         return listens
+
+    def _unclaimed_port(self) -> int:
+        """A free port that no address of this system's settings names yet: a port free now is
+        not reserved, so one the caller put in a setting (free when it was picked, its process
+        not started yet) could come back here and be taken twice."""
+        claimed = {
+            int(tail)
+            for key, value in self.env.items()
+            if key.startswith("SHIKOKU_") and key.endswith("_ADDR")
+            for address in value.split(",")
+            if (tail := address.rpartition(":")[2]).isdigit()
+        }
+        claimed |= self._handed_out
+        while (port := free_port()) in claimed:
+            pass
+        self._handed_out.add(port)
+        return port
 
     def processes(self, name: str) -> list[ServiceProcess]:
         """The running processes of service `name`, one per replica."""

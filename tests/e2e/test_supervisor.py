@@ -315,3 +315,19 @@ def test_a_redis_without_durable_that_dies_stops_everything_saying_why(system: S
     ) in said, said
     assert said[-1] == "stopped", said
     assert not [line for line in said if "restarting" in line], said
+
+
+def test_ports_picked_for_replicas_never_repeat_an_address_of_the_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A free port is not reserved: the port a caller set for the lobby (free when picked, the
+    lobby not started yet) can come back from the system's own draw, as it once did in CI, and
+    two processes then claim it. The draw passes over every port the settings name."""
+    from shikoku_dev import supervisor
+
+    drawn = iter([50052, 50053, 50061, 50062])
+    monkeypatch.setattr(supervisor, "free_port", lambda: next(drawn))
+    system = supervisor.System(
+        env={"SHIKOKU_LOBBY_ADDR": "127.0.0.1:50052", "SHIKOKU_RULES_ADDR": "127.0.0.1:50053"}
+    )
+    assert [system._unclaimed_port(), system._unclaimed_port()] == [50061, 50062]
