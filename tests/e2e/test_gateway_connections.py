@@ -7,6 +7,7 @@ bot games play, fresh calls are answered within a second (`make soak`: SHIKOKU_S
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import socket
@@ -98,7 +99,7 @@ class RawHttp2:
                     payload = self._buffer[9 : 9 + length]
                     self._buffer = self._buffer[9 + length :]
                     if kind == SETTINGS and not flags & ACK and self._speaks:
-                        self.sock.sendall(frame(SETTINGS, ACK))
+                        self._send(frame(SETTINGS, ACK))
                     return kind, flags, payload
             try:
                 chunk = self.sock.recv(65536)
@@ -107,6 +108,20 @@ class RawHttp2:
             if not chunk:
                 return None
             self._buffer += chunk
+
+    def _send(self, data: bytes) -> None:
+        """Sends, unless the server has already closed: what it sent before stays readable."""
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.sock.sendall(data)
+
+    def settled(self) -> None:
+        """Reads up to the server's SETTINGS and acknowledges it, so that nothing is left to
+        send once the server starts sending the connection away."""
+        while (received := self.next_frame()) is not None:
+            kind, flags, _ = received
+            if kind == SETTINGS and not flags & ACK:
+                return
+        raise AssertionError("closed before its SETTINGS")
 
     def goaway(self) -> tuple[float, int, bytes]:
         """Waits for the server's GOAWAY: (seconds since connecting, error code, debug text)."""
@@ -124,7 +139,7 @@ class RawHttp2:
         return time.monotonic() - self.opened
 
     def ping(self, data: bytes = b"12345678") -> None:
-        self.sock.sendall(frame(PING, 0, data))
+        self._send(frame(PING, 0, data))
 
     def close(self) -> None:
         self.sock.close()
@@ -175,6 +190,7 @@ def test_pings_are_welcome_at_the_allowed_pace_and_a_flood_is_sent_away(gateway:
 
     flood = RawHttp2(gateway)
     try:
+        flood.settled()
         for n in range(20):
             flood.ping(n.to_bytes(8, "big"))
         after, code, debug = flood.goaway()

@@ -16,6 +16,8 @@ from tests.e2e.api import Client, System, expect_error, started_table
 
 pytestmark = pytest.mark.e2e
 
+WATCH_SECONDS = 900
+
 
 def watch_until(
     client: Client,
@@ -34,7 +36,9 @@ def watch_until(
         request = game_pb2.WatchGameRequest(
             game_id=game_id, from_version=last + 1, include_state=include_state, heartbeat_seconds=1
         )
-        call = client.game.WatchGame(request, timeout=60)
+        # The steady watcher holds one call for the whole game, which on a loaded cluster can
+        # outlast a minute; pytest's own timeout bounds a watch that hangs.
+        call = client.game.WatchGame(request, timeout=WATCH_SECONDS)
         hang_up_after = rng.randint(1, 40) if rng else None
         for count, response in enumerate(call, start=1):
             if response.HasField("event"):
