@@ -203,13 +203,13 @@ class System:
         """The gRPC target that reaches every gateway (a client balances over them)."""
         return grpc_target(self.gateway)
 
-    @property
-    def browser_address(self) -> str:
-        """The board page (docs/browser.md), with the development key when there is one."""
+    def page_address(self, page: str = "") -> str:
+        """A page of the web entrypoint: the board page (docs/browser.md) or `host`, the host
+        console, with the development key when there is one."""
         host, _, port = self.env.get("SHIKOKU_WEB_ADDR", "127.0.0.1:8080").rpartition(":")
         host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
         key = f"?api_key={quote(self.api_key, safe='')}" if self.api_key else ""
-        return f"http://{host}:{port}/{key}"
+        return f"http://{host}:{port}/{page}{key}"
 
     def start(self) -> System:
         self.started_at = time.monotonic()
@@ -484,7 +484,8 @@ def run(
     system = System(durable=durable, data_dir=data_dir, cluster=cluster, replicas=replicas)
     try:
         system.start()
-        say(f"browser: {system.browser_address}")
+        say(f"browser: {system.page_address()}")
+        say(f"host console: {system.page_address('host')}")
         say("all services running; Ctrl-C stops them")
         keeper = Keeper(system, stop)
         while not stop.wait(WATCH_SECONDS):
