@@ -98,7 +98,8 @@ fast: setup
 unit: setup
 	$(BIN)/pytest -m "not e2e and not slow"
 
-test: lint browser
+# podman too: podman-compose renders deploy/compose.yaml through it (tests/deploy/test_compose.py).
+test: lint browser image-tools
 	$(BIN)/pytest
 
 # Debian's Chromium for tests/browser/ (the tests fail, never skip, without it). Installed only
