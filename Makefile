@@ -99,8 +99,11 @@ unit: setup
 	$(BIN)/pytest -m "not e2e and not slow"
 
 # podman too: podman-compose renders deploy/compose.yaml through it (tests/deploy/test_compose.py).
+# Three workers, each taking whole files (their module fixtures start one system a file): most
+# of the suite waits on processes and sockets, so three share two CPUs well.
+TEST_WORKERS ?= 3
 test: lint browser image-tools
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Debian's Chromium for tests/browser/ (the tests fail, never skip, without it). Installed only
 # when missing; CI runs as root, elsewhere apt-get goes through sudo.

@@ -157,13 +157,15 @@ class StreamsWhereItShouldNot:
         yield game_pb2.GameState()
 
 
-def test_an_override_must_stream_exactly_where_its_method_does() -> None:
+async def test_an_override_must_stream_exactly_where_its_method_does() -> None:
+    # An aio channel needs the running loop: a synchronous test found one only when an
+    # earlier test in its process had left one behind.
     channel = grpc.aio.insecure_channel("127.0.0.1:1")
     with pytest.raises(TypeError, match="GetState must be a coroutine"):
         service_handlers(GAME_SERVICE, StreamsWhereItShouldNot(), channel)
 
 
-def test_every_public_method_is_served_with_its_own_serializers_and_kind() -> None:
+async def test_every_public_method_is_served_with_its_own_serializers_and_kind() -> None:
     channel = grpc.aio.insecure_channel("127.0.0.1:1")
     for service in public_services():
         handlers = service_handlers(service, None, channel)
