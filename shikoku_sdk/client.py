@@ -21,7 +21,7 @@ from shikoku.v1 import (
 from shikoku_sdk.channel import BALANCED, api_key_from_env, with_api_key
 from shikoku_sdk.commands import Choices, command_with
 from shikoku_sdk.errors import ShikokuError
-from shikoku_sdk.retries import backoff, new_id, worth_retrying
+from shikoku_sdk.retries import WATCH_RECONNECT, backoff, new_id, worth_retrying
 from shikoku_sdk.watch import Watch
 
 Response = TypeVar("Response")
@@ -234,8 +234,10 @@ class Client:
         first_round: lobby_pb2.SeatingMethod.ValueType = lobby_pb2.SEATING_METHOD_RANDOM,
         seed_order: Sequence[str] = (),
         table_options: lobby_pb2.TableOptions | None = None,
+        rounds: int = 0,
     ) -> lobby_pb2.Tournament:
-        """A tournament of registered players (a registered host's credential)."""
+        """A tournament of registered players playing `rounds` rounds (0: one), with a
+        registered host's credential."""
         request = lobby_pb2.CreateTournamentRequest(
             name=name,
             player_ids=player_ids,
@@ -244,6 +246,7 @@ class Client:
             seed_order=seed_order,
             table_options=table_options,
             request_id=new_id(),
+            rounds=rounds,
         )
         return self._call(self.lobby.CreateTournament, request, retry=True)
 
@@ -269,6 +272,46 @@ class Client:
         """The standings as CSV (or JSON) text."""
         request = lobby_pb2.ExportStandingsRequest(tournament_id=tournament_id, format=format)
         return self._call(self.lobby.ExportStandings, request, retry=True).content
+
+    def watch_tournament(
+        self, tournament_id: str, heartbeat_seconds: int = 15
+    ) -> Iterator[lobby_pb2.WatchTournamentResponse]:
+        """The tournament as it plays (WatchTournament): the tournament first, then each change
+        of a table of its current round, and the tournament again when a round starts or a
+        result is recorded; heartbeats are yielded too, so a caller can redraw. A broken
+        stream is opened again (it starts with the tournament, so nothing is lost); the
+        iteration ends only when the caller stops it or a call is refused."""
+        request = lobby_pb2.WatchTournamentRequest(
+            tournament_id=tournament_id, heartbeat_seconds=heartbeat_seconds
+        )
+        failures = 0
+        while True:
+            call = self.lobby.WatchTournament(request, metadata=self.metadata())
+            try:
+                for item in call:
+                    failures = 0
+                    yield item
+                error = ShikokuError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
+            except grpc.RpcError as raw:
+                error = ShikokuError.from_rpc_error(raw)
+            finally:
+                call.cancel()  # type: ignore[no-untyped-call]
+            failures += 1
+            if error.code not in WATCH_RECONNECT or failures > self.attempts:
+                raise error
+            time.sleep(backoff(failures, error))
+
+    # -- notifications ----------------------------------------------------------------------
+
+    def set_notification_target(
+        self,
+        url: str,
+        format: lobby_pb2.NotificationFormat.ValueType = lobby_pb2.NOTIFICATION_FORMAT_GENERIC,
+    ) -> lobby_pb2.NotificationTarget:
+        """Where this client's registered player is told of their turns (an empty url removes
+        it); the answer carries the generic format's signing secret, shown only here."""
+        request = lobby_pb2.SetNotificationTargetRequest(url=url, format=format)
+        return self._call(self.lobby.SetNotificationTarget, request, retry=True)
 
     # -- games ------------------------------------------------------------------------------
 
