@@ -8,6 +8,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from infra.config import Addresses
 from tools.launchers import RUN_NEEDS_A_CHECKOUT, launchers_missing
@@ -164,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     revoke = key_actions.add_parser("revoke", parents=[redis], help="refuse the key from now on")
     revoke.add_argument("key_id")
 
+    _add_tournament_commands(commands)
+
     args = parser.parse_args(argv)
     if getattr(args, "redis_url", None):
         # For this process and every one it starts (`run`'s services read it as theirs).
@@ -212,12 +215,123 @@ def main(argv: list[str] | None = None) -> int:
         from tools.health import main as health_main
 
         return health_main(args.address, args.service, args.timeout)
+    if args.command == "tournament":
+        return _tournament(args)
+    if args.command == "bot":
+        from tools.bot_command import main as bot_main
+
+        return bot_main(args.players_json, args.strategy, args.only, args.gateway, args.api_key)
     if args.command == "serve":
         module = importlib.import_module(SERVE_MODULES[args.service])
         asyncio.run(module.main())
         return 0
     parser.error(f"unknown command {args.command}")
     return 2
+
+
+def _add_tournament_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """`shikoku tournament …` and `shikoku bot`, clients of the gateway (docs/tournaments.md)."""
+    gateway = argparse.ArgumentParser(add_help=False)
+    gateway.add_argument(
+        "--gateway",
+        default=Addresses.from_env().gateway,
+        help="the gateway (default: $SHIKOKU_GATEWAY_ADDR, else 127.0.0.1:50051)",
+    )
+    gateway.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
+
+    tournament = commands.add_parser("tournament", help="run a tournament: create, rounds, status")
+    actions = tournament.add_subparsers(dest="action", required=True)
+    create = actions.add_parser(
+        "create",
+        parents=[gateway],
+        help="register the host and the players of a CSV file and create the tournament",
+    )
+    create.add_argument("name", help="the tournament's name")
+    create.add_argument(
+        "--players",
+        type=Path,
+        required=True,
+        help="CSV with a header: name (required), webhook, webhook_format (generic|slack|discord)",
+    )
+    create.add_argument("--table-size", type=int, required=True, help="players per table (2-6)")
+    create.add_argument("--rounds", type=int, required=True, help="how many rounds it plays")
+    create.add_argument(
+        "--clock",
+        help="each seat's clock: BANK[+INC][:flag|forfeit], in seconds or with s, m or h "
+        "(e.g. 90m+30s:forfeit; the policy defaults to flag)",
+    )
+    create.add_argument(
+        "--profile",
+        choices=("rulebook", "18xx.games"),
+        help="the rules profile of its games (default: rulebook)",
+    )
+    create.add_argument(
+        "--json",
+        action="store_true",
+        help="print {tournament_id, host_token, players: [{name, player_id, credential}]}",
+    )
+
+    start = actions.add_parser(
+        "start-round",
+        parents=[gateway],
+        help="seat and start the next round (again while it plays: the same round)",
+    )
+    start.add_argument("tournament_id")
+    start.add_argument("--host-token", required=True, help="the host token `create` printed")
+    start.add_argument(
+        "--json", action="store_true", help="print {round, tables: [{table_id, game_id, seats}]}"
+    )
+
+    status = actions.add_parser(
+        "status", parents=[gateway], help="the current round's tables: turns, clocks, finished"
+    )
+    status.add_argument("tournament_id")
+    status.add_argument("--json", action="store_true", help="print one JSON document")
+    status.add_argument(
+        "--watch", action="store_true", help="a live table, until the tournament has finished"
+    )
+
+    standings = actions.add_parser(
+        "standings", parents=[gateway], help="the standings, one row a player"
+    )
+    standings.add_argument("tournament_id")
+    standings.add_argument("--csv", action="store_true", help="the standings as CSV")
+
+    bot = commands.add_parser(
+        "bot",
+        parents=[gateway],
+        help="play every seat of a tournament's players, round after round, until it ends",
+    )
+    bot.add_argument(
+        "--players-json",
+        type=Path,
+        required=True,
+        help="what `shikoku tournament create --json` printed",
+    )
+    bot.add_argument("--strategy", default="random", help="how seats play (default: random)")
+    bot.add_argument("--only", help="only these players of the file (NAME,NAME,...)")
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from tools import tournament_command as command
+
+    where = (args.gateway, args.api_key)
+    if args.action == "create":
+        return command.create(
+            args.name,
+            args.players,
+            args.table_size,
+            args.rounds,
+            args.clock,
+            args.profile,
+            args.json,
+            *where,
+        )
+    if args.action == "start-round":
+        return command.start_round(args.tournament_id, args.host_token, args.json, *where)
+    if args.action == "status":
+        return command.status(args.tournament_id, args.json, args.watch, *where)
+    return command.standings(args.tournament_id, args.csv, *where)
 
 
 def _redis_unreachable(who: str) -> str:
