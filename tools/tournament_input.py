@@ -63,7 +63,8 @@ def read_players(path: Path) -> list[Entrant]:
     rows.fieldnames = header
     entrants: list[Entrant] = []
     seen: set[str] = set()
-    for line, row in enumerate(rows, start=2):
+    for row in rows:
+        line = rows.line_num  # blank lines are skipped, but counted
         if None in row:
             raise InputError(f"{path}, line {line}: more fields than the header names")
         entrant = _entrant(row, f"{path}, line {line}")

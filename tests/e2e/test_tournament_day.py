@@ -1,0 +1,150 @@
+"""Issue 25's acceptance test: a 12-player, 2-round tournament of 4-player tables run with the
+`shikoku` command alone, as real processes against `shikoku run`: `tournament create` from a
+CSV file, `shikoku bot` playing every seat, `start-round` sent twice each round answering one
+round, `status --json` showing every table finished, `standings --csv` with 12 rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.api import System
+
+pytestmark = pytest.mark.e2e
+SHIKOKU = str(Path(sys.executable).parent / "shikoku")
+PLAYERS = 12
+ROUNDS = 2
+ROUND_SECONDS = 240  # three random games at once, to their ends
+
+
+def shikoku(system: System, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """A `shikoku` command on the system's gateway, named as a host's shell names it: by
+    $SHIKOKU_GATEWAY_ADDR and $SHIKOKU_API_KEY."""
+    return subprocess.run(
+        [SHIKOKU, *args],
+        env=_environment(system),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _environment(system: System) -> dict[str, str]:
+    return dict(os.environ, SHIKOKU_GATEWAY_ADDR=system.gateway, SHIKOKU_API_KEY=system.api_key)
+
+
+def answer(done: subprocess.CompletedProcess[str]) -> Any:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def wait_for_round(system: System, tournament_id: str, bot: subprocess.Popen[str]) -> Any:
+    """`status --json` until the round's results are recorded; the last status."""
+    deadline = time.monotonic() + ROUND_SECONDS
+    while time.monotonic() < deadline:
+        status = answer(shikoku(system, "tournament", "status", tournament_id, "--json"))
+        if status["round_finished"]:
+            return status
+        assert bot.poll() is None, bot.communicate()
+        time.sleep(1)
+    raise AssertionError(f"the round did not finish: {status}")
+
+
+def test_a_tournament_day_from_the_command_line(system: System, tmp_path: Path) -> None:
+    names = [f"Player {n}" for n in range(1, PLAYERS + 1)]
+    players_csv = tmp_path / "players.csv"
+    players_csv.write_text("name\n" + "".join(f"{name}\n" for name in names))
+    created = answer(
+        shikoku(
+            system,
+            "tournament",
+            "create",
+            "Shikoku Day",
+            "--players",
+            str(players_csv),
+            "--table-size",
+            "4",
+            "--rounds",
+            str(ROUNDS),
+            "--clock",
+            "2h+30s:flag",
+            "--json",
+        )
+    )
+    assert set(created) == {"tournament_id", "host_token", "players"}
+    assert [p["name"] for p in created["players"]] == names
+    assert all(p["player_id"] and p["credential"] for p in created["players"])
+    tournament_id, host_token = created["tournament_id"], created["host_token"]
+    by_id = {p["player_id"]: p["name"] for p in created["players"]}
+    players_json = tmp_path / "players.json"
+    players_json.write_text(json.dumps(created))
+
+    bot = subprocess.Popen(
+        [SHIKOKU, "bot", "--players-json", str(players_json)],
+        env=_environment(system),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for number in range(1, ROUNDS + 1):
+            start = ("tournament", "start-round", tournament_id, "--host-token", host_token)
+            first = answer(shikoku(system, *start, "--json"))
+            again = answer(shikoku(system, *start, "--json"))
+            assert again == first  # the same round, never a second one
+            assert first["round"] == number and len(first["tables"]) == PLAYERS // 4
+            seated = [seat for table in first["tables"] for seat in table["seats"]]
+            assert sorted(seat["player_id"] for seat in seated) == sorted(by_id)
+            assert all(by_id[seat["player_id"]] == seat["name"] for seat in seated)
+            assert all(table["game_id"] for table in first["tables"])
+
+            status = wait_for_round(system, tournament_id, bot)
+            assert status["round"] == number and status["round_count"] == ROUNDS
+            assert [t["table_id"] for t in status["tables"]] == [
+                t["table_id"] for t in first["tables"]
+            ]
+            assert all(t["finished"] and t["end_reason"] for t in status["tables"])
+            assert not any(t["stalled"] for t in status["tables"])
+            clocks = [seat["clock"] for t in status["tables"] for seat in t["seats"]]
+            assert all(clock is not None and not clock["running"] for clock in clocks)
+        out, err = bot.communicate(timeout=60)  # it stops once the tournament has finished
+        assert bot.returncode == 0, err
+        assert f"tournament {tournament_id} finished after {ROUNDS} rounds" in out
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+
+    final = answer(shikoku(system, "tournament", "status", tournament_id, "--json"))
+    assert final["finished"] and final["round"] == ROUNDS
+    assert all(table["finished"] for table in final["tables"])
+    standings = shikoku(system, "tournament", "standings", tournament_id, "--csv")
+    assert standings.returncode == 0, standings.stderr
+    rows = list(csv.DictReader(io.StringIO(standings.stdout)))
+    assert len(rows) == PLAYERS
+    assert {row["player_id"] for row in rows} == set(by_id)
+    assert all(int(row["games"]) == ROUNDS for row in rows)
+
+    over = shikoku(system, "tournament", "start-round", tournament_id, "--host-token", host_token)
+    assert over.returncode == 1 and over.stdout == ""
+    assert over.stderr.startswith("shikoku tournament start-round: TOURNAMENT_OVER: ")
+    assert len(over.stderr.splitlines()) == 1
+
+
+def test_a_refused_call_is_one_line(system: System) -> None:
+    done = shikoku(system, "tournament", "status", "tn-nothing")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("shikoku tournament status: TOURNAMENT_NOT_FOUND: ")
+    assert len(done.stderr.splitlines()) == 1
+    host = shikoku(system, "tournament", "start-round", "tn-nothing", "--host-token", "nope")
+    assert host.returncode == 1 and len(host.stderr.splitlines()) == 1, host.stderr
+    assert "Traceback" not in host.stderr
