@@ -1,0 +1,29 @@
+"""Where the notifications' records live in Redis. Each key carries the hash tag of what it
+belongs to (a player, a game, a feed shard), so no operation spans slots of a cluster."""
+
+from __future__ import annotations
+
+
+def target_key(player_id: str) -> str:
+    """Hash: url, format (generic|slack|discord), secret (hex; generic only)."""
+    return f"notify:target:{{{player_id}}}"
+
+
+def health_key(player_id: str) -> str:
+    """Hash: delivered, failed_attempts, given_up, last_error, last_error_at_ms."""
+    return f"notify:health:{{{player_id}}}"
+
+
+def turns_key(game_id: str) -> str:
+    """Hash: what the notifier last told of a game (version, acting, started, ended)."""
+    return f"notify:turns:{{{game_id}}}"
+
+
+def outbox_key(shard: int) -> str:
+    """Hash: notification_id -> the notification (JSON), until delivered or given up."""
+    return f"notify:outbox:{{{shard}}}"
+
+
+def due_key(shard: int) -> str:
+    """Sorted set: notification_id scored by when its next attempt is due (ms since epoch)."""
+    return f"notify:due:{{{shard}}}"
