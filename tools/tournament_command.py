@@ -9,14 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table as RichTable
 
 from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client, ShikokuError
 from tools.gateway_command import require_gateway, run_against_gateway
 from tools.tournament_input import Entrant, InputError, parse_clock, read_players
-from tools.tournament_status import show_status, watch_status
+from tools.tournament_status import console, show_status, watch_status
 
 HOST_NAME = "host"  # the display name of the host each `create` registers
 TABLE_SIZES = range(2, 7)
@@ -183,7 +182,7 @@ def standings(tournament_id: str, as_csv: bool, gateway: str, api_key: str | Non
                 f"¥{row.net_worth}",
                 str(row.games),
             )
-        Console().print(table)
+        console().print(table)
         return 0
 
     return run_against_gateway("shikoku tournament standings", gateway, work)

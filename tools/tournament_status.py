@@ -21,12 +21,19 @@ from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client
 
 STALLED_AFTER_MS = 5 * 60 * 1000
+PLAIN_WIDTH = 200  # not on a terminal (a pipe, a log): rows are not wrapped to 80 columns
 WATCH_HEARTBEAT_SECONDS = 5  # the live table's stalled marks and clocks are redrawn this often
 TableDocument = dict[str, Any]
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def console() -> Console:
+    """Stdout's console: a terminal's width, or PLAIN_WIDTH columns elsewhere."""
+    found = Console()
+    return found if found.is_terminal else Console(width=PLAIN_WIDTH)
 
 
 def current_round(tournament: lobby_pb2.Tournament) -> lobby_pb2.TournamentRound | None:
@@ -176,7 +183,7 @@ def show_status(client: Client, tournament_id: str, as_json: bool) -> int:
     if as_json:
         print(json.dumps(document, indent=1))
     else:
-        Console().print(render(document))
+        console().print(render(document))
     return 0
 
 
@@ -188,7 +195,7 @@ def watch_status(client: Client, tournament_id: str) -> int:
     tournament: lobby_pb2.Tournament | None = None
     tables: dict[str, lobby_pb2.Table] = {}
     shown_round = -1
-    with Live(console=Console(), auto_refresh=False) as live:
+    with Live(console=console(), auto_refresh=False) as live:
         for item in client.watch_tournament(tournament_id, WATCH_HEARTBEAT_SECONDS):
             kind = item.WhichOneof("item")
             if kind == "tournament":

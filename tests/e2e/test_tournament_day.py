@@ -88,12 +88,18 @@ def test_a_tournament_day_from_the_command_line(system: System, tmp_path: Path) 
     players_json = tmp_path / "players.json"
     players_json.write_text(json.dumps(created))
 
-    bot = subprocess.Popen(
-        [SHIKOKU, "bot", "--players-json", str(players_json)],
-        env=_environment(system),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    bot, watch = (
+        subprocess.Popen(
+            [SHIKOKU, *command],
+            env=_environment(system),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for command in (
+            ("bot", "--players-json", str(players_json)),
+            ("tournament", "status", tournament_id, "--watch"),
+        )
     )
     try:
         for number in range(1, ROUNDS + 1):
@@ -119,10 +125,17 @@ def test_a_tournament_day_from_the_command_line(system: System, tmp_path: Path) 
         out, err = bot.communicate(timeout=60)  # it stops once the tournament has finished
         assert bot.returncode == 0, err
         assert f"tournament {tournament_id} finished after {ROUNDS} rounds" in out
+        # The live table stops too, and (not on a terminal) shows its last state once.
+        shown, err = watch.communicate(timeout=60)
+        assert watch.returncode == 0, err
+        assert f"round {ROUNDS} of {ROUNDS} — finished" in shown
+        assert all(table["table_id"] in shown for table in first["tables"])
+        assert shown.count("finished (") == len(first["tables"])
     finally:
-        if bot.poll() is None:
-            bot.kill()
-            bot.wait()
+        for process in (bot, watch):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     final = answer(shikoku(system, "tournament", "status", tournament_id, "--json"))
     assert final["finished"] and final["round"] == ROUNDS
