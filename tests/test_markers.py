@@ -143,7 +143,10 @@ def test_the_makefile_tiers_select_by_marker() -> None:
     assert '-m "pure and not slow"' in fast.group(1)
     assert set(folders.group(1).split()) == PURE_FOLDERS
     assert '-m "not e2e and not slow"' in unit.group(1)
-    assert re.search(r"^test: .*\n\t\$\(BIN\)/pytest\n", makefile, re.M)  # everything
+    # everything: no marker, no path, on its workers
+    assert re.search(
+        r"^test: .*\n\t\$\(BIN\)/pytest -n \$\(TEST_WORKERS\) --dist loadfile\n", makefile, re.M
+    )
 
 
 # -- the guard -----------------------------------------------------------------------------------
