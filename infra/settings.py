@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, NoReturn, TypeVar, overload
+from urllib.parse import urlsplit
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -230,6 +231,18 @@ def _listed(raw: str) -> tuple[str, ...]:
 
 
 LIST = Kind("a comma-separated list", _listed)
+
+
+def _http_url(raw: str) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(raw)
+    return raw.rstrip("/")
+
+
+def http_url() -> Kind[str]:
+    """An http:// or https:// URL with a host (the value without a trailing slash)."""
+    return Kind("an http:// or https:// URL", _http_url)
 
 
 def _refuse(raw: str) -> NoReturn:

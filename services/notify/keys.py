@@ -14,9 +14,10 @@ def health_key(player_id: str) -> str:
     return f"notify:health:{{{player_id}}}"
 
 
-def turns_key(game_id: str) -> str:
-    """Hash: what the notifier last told of a game (version, acting, started, ended)."""
-    return f"notify:turns:{{{game_id}}}"
+def turns_key(shard: int) -> str:
+    """Hash: game_id -> what the notifier last told of the game (services/notify/turns.py
+    Told), beside the shard's feed, outbox and due set so that one script updates them all."""
+    return f"notify:turns:{{{shard}}}"
 
 
 def outbox_key(shard: int) -> str:
@@ -27,3 +28,15 @@ def outbox_key(shard: int) -> str:
 def due_key(shard: int) -> str:
     """Sorted set: notification_id scored by when its next attempt is due (ms since epoch)."""
     return f"notify:due:{{{shard}}}"
+
+
+# The two records the lobby and the rules service write for the notifier (issue 25's shared
+# contract); the same strings as services/projections/game_summaries.py's helpers.
+def feed_key(shard: int) -> str:
+    """Stream: {game_id, version} after each summary the projector handled."""
+    return f"summaries:feed:{{{shard}}}"
+
+
+def game_players_key(game_id: str) -> str:
+    """Hash: table_id, tournament_id, round, seat:<n> = player_id."""
+    return f"game:{{{game_id}}}:players"

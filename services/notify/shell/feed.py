@@ -1,0 +1,179 @@
+"""The notifier's reading of the summary feed: which notifications each game's change calls
+for, queued durably before the feed entry is acknowledged.
+
+It reads every `summaries:feed:{<shard>}` stream through the `notifier` consumer group (each
+entry to one notifier process), and for each game named reads its summary and its
+game-players record, compares them with what it last told of the game (`Told`, in
+`notify:turns:{<shard>}`) and queues what `to_tell` says. One script on the shard's slot
+records the new `Told`, queues the notifications (outbox and due set) and acknowledges the
+entries, if nobody recorded another `Told` for the game meanwhile: so a turn change is queued
+once, whichever notifier sees it and however often. Entries a notifier read but never
+acknowledged (it died) are claimed by another after `claim_idle_ms`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import cast
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError, ResponseError
+
+from services.notify.keys import due_key, feed_key, game_players_key, outbox_key, turns_key
+from services.notify.turns import Seating, Told, to_tell
+from services.projections.game_summaries import read_summary
+
+log = logging.getLogger(__name__)
+GROUP = "notifier"
+#: (feed entry id, game id) pairs read from a shard
+Entries = list[tuple[bytes, str]]
+# How often a notifier retries a game whose record another notifier changed under it.
+RACES = 5
+
+# KEYS: turns, outbox, due, feed. ARGV: game id, the Told read ("" for none), the new Told
+# ("" to leave it), now in ms, the count of notifications, then their ids and JSON, then the
+# feed entries to acknowledge.
+QUEUE_SCRIPT = """
+local stored = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if stored ~= ARGV[2] then
+  return 0
+end
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+end
+local count = tonumber(ARGV[5])
+for i = 0, count - 1 do
+  local id, body = ARGV[6 + 2 * i], ARGV[7 + 2 * i]
+  if redis.call('HSETNX', KEYS[2], id, body) == 1 then
+    redis.call('ZADD', KEYS[3], ARGV[4], id)
+  end
+end
+local first_entry = 6 + 2 * count
+if #ARGV >= first_entry then
+  redis.call('XACK', KEYS[4], 'notifier', unpack(ARGV, first_entry))
+end
+return 1
+"""
+
+
+class FeedFollower:
+    """One consumer of the `notifier` group on every feed shard."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        consumer: str,
+        shards: int,
+        clock_ms: Callable[[], int],
+        claim_idle_ms: int = 30_000,
+    ) -> None:
+        self._redis = redis
+        self.consumer = consumer
+        self.shards = shards
+        self._clock_ms = clock_ms
+        self.claim_idle_ms = claim_idle_ms
+        self._queue = redis.register_script(QUEUE_SCRIPT)
+        self._grouped: set[str] = set()
+
+    async def _ensure_group(self, key: str) -> None:
+        if key in self._grouped:
+            return
+        try:
+            await self._redis.xgroup_create(key, GROUP, id="0", mkstream=True)
+        except ResponseError as error:
+            if "BUSYGROUP" not in str(error):
+                raise
+        self._grouped.add(key)
+
+    async def read_new(self, shard: int, count: int = 200) -> Entries:
+        key = feed_key(shard)
+        await self._ensure_group(key)
+        reply = cast(
+            list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]],
+            await self._redis.xreadgroup(GROUP, self.consumer, {key: ">"}, count=count),
+        )
+        return [
+            (entry_id, fields[b"game_id"].decode())
+            for _stream, entries in reply or ()
+            for entry_id, fields in entries
+        ]
+
+    async def claim_abandoned(self, shard: int) -> Entries:
+        key = feed_key(shard)
+        await self._ensure_group(key)
+        reply = await self._redis.xautoclaim(
+            key, GROUP, self.consumer, self.claim_idle_ms, "0-0", count=200
+        )
+        return [(entry_id, fields[b"game_id"].decode()) for entry_id, fields in reply[1] if fields]
+
+    async def handle(self, shard: int, entries: Entries) -> int:
+        """Queues what each named game's change calls for and acknowledges its entries;
+        returns how many notifications were queued."""
+        by_game: dict[str, list[bytes]] = {}
+        for entry_id, game_id in entries:
+            by_game.setdefault(game_id, []).append(entry_id)
+        queued = 0
+        for game_id, entry_ids in by_game.items():
+            queued += await self._handle_game(shard, game_id, entry_ids)
+        return queued
+
+    async def _handle_game(self, shard: int, game_id: str, entry_ids: list[bytes]) -> int:
+        for _race in range(RACES):
+            stored = cast(bytes | None, await self._redis.hget(turns_key(shard), game_id))
+            summary = await read_summary(self._redis, game_id)
+            players = cast(dict[bytes, bytes], await self._redis.hgetall(game_players_key(game_id)))
+            told = Told.from_json(stored) if stored else None
+            decided = (
+                None
+                if summary is None
+                else to_tell(
+                    game_id, told, summary.version, summary.document, Seating.from_record(players)
+                )
+            )
+            new_told, notifications = decided if decided else (None, [])
+            args: list[str | bytes | int] = [
+                game_id,
+                stored or b"",
+                new_told.to_json() if new_told else "",
+                self._clock_ms(),
+                len(notifications),
+            ]
+            for notification in notifications:
+                args += [notification.notification_id, notification.to_json()]
+            args += entry_ids
+            keys = [turns_key(shard), outbox_key(shard), due_key(shard), feed_key(shard)]
+            if await self._queue(keys=keys, args=args):
+                return len(notifications)
+        log.warning("game %s: its notifications raced %d times; left for later", game_id, RACES)
+        return 0
+
+    async def run_once(self, claim: bool = True) -> int:
+        """One pass over every shard; returns how many entries were handled."""
+        handled = 0
+        for shard in range(self.shards):
+            entries = await self.claim_abandoned(shard) if claim else []
+            entries += await self.read_new(shard)
+            if entries:
+                await self.handle(shard, entries)
+            handled += len(entries)
+        return handled
+
+    async def run(self, stop: asyncio.Event, interval: float = 0.2) -> None:
+        """Passes until `stop`, resting `interval` when there was nothing to do."""
+        claimed_at = 0.0
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            claim = loop.time() - claimed_at > self.claim_idle_ms / 1000
+            if claim:
+                claimed_at = loop.time()
+            try:
+                handled = await self.run_once(claim)
+            except RedisError as error:
+                log.warning("feed pass failed, will try again: %s", error)
+                handled = 0
+            if not handled:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), interval)
