@@ -33,6 +33,7 @@ from infra.config import Addresses, grpc_target
 from infra.deployment_token import SETTING as DEPLOYMENT_TOKEN
 from infra.logs import FORMAT_SETTING as LOG_FORMAT
 from infra.metrics import metrics_setting
+from services.notify.shell.settings import NotifySettings
 from shikoku_dev.redis_cluster import EmbeddedRedisCluster
 from shikoku_dev.redis_server import EmbeddedRedis, free_port
 
@@ -42,9 +43,11 @@ SERVICES = (
     ("lobby", "services.lobby.shell.server"),
     ("gateway", "gateway.server"),
     ("web", "gateway.web.server"),
+    ("notify", "services.notify.shell.server"),
 )
-# The web bridge is one process (an HTTP front end; put a load balancer before several).
-SINGLE = {"web"}
+# The web bridge is one process (an HTTP front end; put a load balancer before several), and so
+# is the notifier here (several share its work in a deployment, but one is plenty on a machine).
+SINGLE = {"web", "notify"}
 START_TIMEOUT_SECONDS = 30.0
 # How `shikoku run` restarts a process that died (Backoff): after half a second, doubling while
 # it keeps dying up to half a minute; once it has stayed up a minute, half a second again.
@@ -215,6 +218,8 @@ class System:
         self.started_at = time.monotonic()
         # The secret the processes of this system share (infra/deployment_token.py).
         self.env.setdefault(DEPLOYMENT_TOKEN, secrets.token_urlsafe(32))
+        # Notifications link to this system's board page.
+        self.env.setdefault("SHIKOKU_PUBLIC_URL", self.page_address().rstrip("/"))
         if "REDIS_URL" not in self.env:
             self._start_redis()
         listens = self._spread_replicas()
@@ -329,7 +334,10 @@ class System:
         self.stop()
 
 
-_DEFAULT_ADDRESSES = dataclasses.asdict(Addresses.from_env())
+_DEFAULT_ADDRESSES = {
+    **dataclasses.asdict(Addresses.from_env()),
+    "notify": NotifySettings().listen_address,
+}
 
 
 @dataclasses.dataclass

@@ -19,6 +19,7 @@ SERVE_MODULES = {
     "lobby": "services.lobby.shell.server",
     "gateway": "gateway.server",
     "web": "gateway.web.server",
+    "notify": "services.notify.shell.server",
 }
 
 

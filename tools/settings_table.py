@@ -12,6 +12,7 @@ from gateway.settings import GatewaySettings
 from gateway.web.settings import WebSettings
 from infra.settings import Setting, declared
 from services.lobby.shell.settings import LobbySettings
+from services.notify.shell.settings import NotifySettings
 from services.routes.shell.settings import RoutesSettings
 from services.rules.shell.settings import RulesSettings
 
@@ -22,6 +23,7 @@ PROCESSES: dict[str, type[Any]] = {
     "lobby": LobbySettings,
     "gateway": GatewaySettings,
     "web": WebSettings,
+    "notify": NotifySettings,
 }
 DOC = Path(__file__).parents[1] / "docs" / "operations.md"
 BEGIN = "<!-- settings table: made by python -m tools.settings_table; do not edit by hand -->"

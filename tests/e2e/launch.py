@@ -60,7 +60,7 @@ def start_system(redis_url: str | None, *run_options: str, **settings: str) -> S
     env.pop("REDIS_URL", None)
     if redis_url is not None:
         env["REDIS_URL"] = redis_url = _own_database(redis_url)
-    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB"):
+    for name in ("GATEWAY", "LOBBY", "RULES", "ROUTES", "WEB", "NOTIFY"):
         env[f"SHIKOKU_{name}_ADDR"] = f"127.0.0.1:{free_port()}"
     process = subprocess.Popen(
         [str(SHIKOKU), "run", *run_options],
