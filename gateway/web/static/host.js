@@ -56,7 +56,11 @@ class HostConsole {
       boardLink: (gameId) => `/?${new URLSearchParams({ api_key: api.apiKey, game: gameId })}`,
     });
     this.watch = new TournamentWatch(api, tournamentId, token, {
-      onTournament: (tournament) => this.showTournament(tournament),
+      onTournament: (tournament, first) => {
+        const shown = this.rounds.length;
+        this.showTournament(tournament);
+        if (first || this.rounds.length !== shown) this.fillTables();
+      },
       onTable: (table) => this.showTable(table),
       onHeartbeat: (beat) => {
         if (Number(beat.atMs)) this.offsetMs = Number(beat.atMs) - Date.now();
@@ -103,6 +107,24 @@ class HostConsole {
     this.showStartButton();
     if (!before || JSON.stringify(before.rounds) !== JSON.stringify(tournament.rounds)) this.refreshHealth();
     this.tick();
+  }
+
+  // The round's tables the stream has not brought yet, from the tournament's listing (once a
+  // round or a connection, a page of 200 at a time), so every card is filled before its
+  // table's first change; the stream's own pictures of a table always win.
+  async fillTables() {
+    let pageToken = "";
+    try {
+      do {
+        if (!this.board.missing().length) return;
+        const request = { tournamentId: this.tournamentId, pageSize: 200, pageToken };
+        const listed = await this.api.call("LobbyService/ListTables", request, { token: this.token });
+        for (const table of listed.tables || []) this.board.fill(table);
+        pageToken = listed.nextPageToken || "";
+      } while (pageToken);
+    } catch (error) {
+      showError(error);
+    }
   }
 
   showTable(table) {

@@ -102,6 +102,11 @@ export class TableBoard {
     this.render(card, entries[index], index + 1);
   }
 
+  // A table as a listing has it, shown only until the stream brings that table.
+  fill(table) {
+    if (!this.tables.has(table.tableId)) this.update(table);
+  }
+
   missing() {
     return [...this.cards.keys()].filter((id) => !this.tables.has(id));
   }
@@ -123,7 +128,7 @@ export class TableBoard {
       h(
         "header",
         {},
-        h("h3", {}, (table && table.displayName) || `Table ${number}`),
+        h("h3", { title: (table && table.displayName) || "" }, `Table ${number}`),
         h("code", { class: "table-id" }, entry.tableId),
         link ? h("a", { href: link, target: "_blank", rel: "noopener" }, "board") : null,
         h("span", { class: "state" }, this.stateText(table)),

@@ -1,7 +1,8 @@
 // Watching a tournament (LobbyService.WatchTournament): the tournament first, then each change
 // of a table of its current round, the tournament again when a round starts or a result is
-// recorded, and heartbeats in between. Each connection starts over with the tournament, so a
-// dropped or silent stream is simply opened again: what it brings replaces what was shown.
+// recorded, and heartbeats in between. Each connection starts over with the tournament (its
+// watcher is told which tournament is a connection's first), so a dropped or silent stream is
+// simply opened again: what it brings replaces what was shown.
 import { ApiError } from "./api.js";
 
 const HEARTBEAT_SECONDS = 10;
@@ -37,6 +38,7 @@ export class TournamentWatch {
         clearTimeout(silence);
         silence = setTimeout(() => controller.abort(), 3 * HEARTBEAT_SECONDS * 1000);
       };
+      let first = true; // the first item of this connection
       try {
         quiet();
         const request = { tournamentId: this.tournamentId, heartbeatSeconds: HEARTBEAT_SECONDS };
@@ -47,7 +49,8 @@ export class TournamentWatch {
           quiet();
           if (failures || item.tournament) this.onStatus("watching", this.connections);
           failures = 0;
-          if (item.tournament) this.onTournament(item.tournament);
+          if (item.tournament) this.onTournament(item.tournament, first);
+          first = false;
           if (item.table) this.onTable(item.table);
           if (item.heartbeat) this.onHeartbeat(item.heartbeat);
         }
