@@ -12,6 +12,7 @@ from infra.process_settings import (
     ReplicationSettings,
 )
 from infra.settings import block
+from services.projections.game_summaries import SummaryShards
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,8 @@ class LobbySettings:
     listening: Listening = block(Listening)
     redis: RedisSettings = block(RedisSettings)
     replication: ReplicationSettings = block(ReplicationSettings)
+    #: The summary feed's shards, which the tournament and player watchers follow.
+    summaries: SummaryShards = block(SummaryShards)
 
     @property
     def listen_address(self) -> str:

@@ -25,6 +25,7 @@ def game_summary(summary: Summary | None) -> lobby_pb2.GameSummary | None:
         finished=bool(document["finished"]),
         end_reason=str(result.get("reason", "")),
         net_worths={int(seat): int(worth) for seat, worth in result.get("net_worths", {}).items()},
+        moved_at_ms=summary.moved_at_ms,
     )
 
 

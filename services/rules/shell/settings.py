@@ -12,7 +12,7 @@ from infra.process_settings import (
     ReplicationSettings,
 )
 from infra.settings import block, setting, whole
-from services.projections.game_summaries import DEFAULT_CHANGE_SHARDS
+from services.projections.game_summaries import SummaryShards
 from services.rules.shell.repository import DEFAULT_CACHED_GAMES
 
 
@@ -31,13 +31,11 @@ class RulesSettings:
         "games whose latest state and timeline a rules process keeps (the least recently used "
         "go first)",
     )
-    summary_shards: int = setting(
-        "SHIKOKU_SUMMARY_SHARDS",
-        DEFAULT_CHANGE_SHARDS,
-        whole(least=1),
-        "change streams the summary projector's notes are spread over: the same in every rules "
-        "process",
-    )
+    summaries: SummaryShards = block(SummaryShards)
+
+    @property
+    def summary_shards(self) -> int:
+        return self.summaries.count
 
     @property
     def listen_address(self) -> str:

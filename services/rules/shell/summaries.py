@@ -5,10 +5,11 @@ consumer group of each shard, so it does work only for games that changed: nothi
 finished game, nothing at all when nothing is played but one read per shard per pass. A noted
 game's state comes from the rules process's own game repository (cached, else snapshot + tail).
 
-Delivery is at least once: a note is acknowledged only after its summary is written, and a
-summary is written only if it is newer than the one stored, so handling a note twice changes
-nothing. Notes a consumer read but never acknowledged (it died) are claimed by another after
-`claim_idle_ms` with XAUTOCLAIM.
+Delivery is at least once: a note is acknowledged only after its summary is written and
+announced on the summary feed, and a summary is written only if it is newer than the one
+stored, so handling a note twice changes nothing but a repeated feed entry (which the feed's
+followers expect). Notes a consumer read but never acknowledged (it died) are claimed by
+another after `claim_idle_ms` with XAUTOCLAIM.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from redis.exceptions import RedisError, ResponseError
 
 from infra.eventstore import Entries
 from kernel.rejection import Rejected
-from services.projections.game_summaries import DEFAULT_CHANGE_SHARDS, changes_key, summary_key
+from services.projections.game_summaries import (
+    DEFAULT_CHANGE_SHARDS,
+    changes_key,
+    summary_key,
+    summary_moved,
+)
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from services.rules.shell.repository import GameRepository
 
@@ -33,14 +39,17 @@ log = logging.getLogger(__name__)
 Notes = list[tuple[bytes, str]]
 
 GROUP = "summaries"
+#: Returns {1 if it wrote, the version stored after it: ARGV[1] or a later one found there}.
 SUMMARY_SCRIPT = """
 local stored = redis.call('HGET', KEYS[1], 'version')
 if stored and tonumber(stored) >= tonumber(ARGV[1]) then
-  return 0
+  return {0, tonumber(stored)}
 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'summary', ARGV[2])
-return 1
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'summary', ARGV[2], 'moved_at_ms', ARGV[3])
+return {1, tonumber(ARGV[1])}
 """
+#: Events read back at a time to find the cause (and its time) of a summarised version.
+CAUSE_WINDOW = 16
 
 
 def summarise(game_id: str, version: int, state: GameState) -> dict[str, Any]:
@@ -129,15 +138,36 @@ class SummaryProjector:
         for game_id in dict.fromkeys(game_id for _entry, game_id in notes):
             loaded = await self._games.load(game_id)
             document = summarise(game_id, loaded.version, loaded.state)
-            await self.write(game_id, loaded.version, document)
+            moved_at_ms = await self.moved_at_ms(game_id, loaded.version)
+            _written, stored = await self.store(game_id, loaded.version, document, moved_at_ms)
+            await summary_moved(self._redis, game_id, stored, self.shards)
         await self._redis.xack(changes_key(shard), GROUP, *(entry for entry, _game in notes))
 
     async def write(self, game_id: str, version: int, document: dict[str, Any]) -> bool:
         """Stores the summary unless one of the same or a later version is there."""
-        written = await self._write(
-            keys=[summary_key(game_id)], args=[version, json.dumps(document)]
+        written, _stored = await self.store(game_id, version, document)
+        return written
+
+    async def store(
+        self, game_id: str, version: int, document: dict[str, Any], moved_at_ms: int = 0
+    ) -> tuple[bool, int]:
+        """As `write`, with when `version` moved; also returns the version stored now."""
+        written, stored = await self._write(
+            keys=[summary_key(game_id)], args=[version, json.dumps(document), moved_at_ms]
         )
-        return bool(written)
+        return bool(written), int(stored)
+
+    async def moved_at_ms(self, game_id: str, version: int) -> int:
+        """When the event of `version` was written: the time its batch's command was accepted,
+        kept with the batch's first event (read back a few events at a time)."""
+        last = version
+        while last >= 1:
+            first = max(1, last - CAUSE_WINDOW + 1)
+            for logged in reversed(await self._games.log(game_id, last, first)):
+                if logged.cause is not None:
+                    return int(logged.cause.get("at_ms", 0))
+            last = first - 1
+        return 0
 
     async def run_once(self, claim: bool = True) -> int:
         """One pass over every shard; returns how many notes were handled."""
