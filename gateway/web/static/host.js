@@ -187,7 +187,7 @@ class HostConsole {
     if (!confirm(`End ${table.displayName || table.tableId} now? The game is scored as it stands.`)) return;
     return this.send("LobbyService/EndGame", { tableId: table.tableId }, (ended) => {
       this.showTable(ended);
-      notify(`${table.displayName || table.tableId} ended.`);
+      notify(`${table.displayName || table.tableId} is ending; its card shows it once the game has ended.`);
     });
   }
 

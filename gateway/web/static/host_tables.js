@@ -90,12 +90,17 @@ export class TableBoard {
   }
 
   // A table as it now stands; one of another round than the one shown is not ours to show.
+  // The answer to a host's command may come without the game's summary: the last one stays.
   update(table) {
     const card = this.cards.get(table.tableId);
     if (!card) return;
     const known = this.tables.get(table.tableId);
-    const version = (t) => Number((t.game && t.game.version) || 0);
-    if (known && version(known) > version(table)) return; // an older picture, sent before
+    if (known) {
+      const version = (t) => Number((t.game && t.game.version) || 0);
+      if (table.game && version(known) > version(table)) return; // an older picture, sent before
+      if (known.status !== LIVE && table.status === LIVE) return; // a table never starts again
+      if (!table.game && known.game) table = { ...table, game: known.game };
+    }
     this.tables.set(table.tableId, table);
     const entries = (this.round && this.round.tables) || [];
     const index = entries.findIndex((t) => t.tableId === table.tableId);
