@@ -95,5 +95,6 @@ def message(
 
 
 def signature(secret: str, body: bytes) -> str:
-    """The header's value: `sha256=` and the HMAC-SHA256 of `body` under the hex `secret`."""
-    return "sha256=" + hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
+    """The header's value: `sha256=` and the HMAC-SHA256 of `body` keyed by `secret` as the
+    receiver was given it (its characters' bytes, as GitHub's and Slack's signatures are)."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()

@@ -118,7 +118,7 @@ async def test_your_turn_once_per_turn_change_and_the_end_to_everyone(
     assert turn.path == "/hook"
     assert turn.document["link"] == f"https://play.example/?game={GAME}"
     assert turn.document["version"] == 7 and turn.document["table_id"] == "t-1"
-    signed = hmac.new(bytes.fromhex(secrets["p-b"]), turn.body, hashlib.sha256).hexdigest()
+    signed = hmac.new(secrets["p-b"].encode(), turn.body, hashlib.sha256).hexdigest()
     assert turn.headers["x-shikoku-signature"] == f"sha256={signed}"
     receiver.received.clear()
     await play(redis_client, 20, [3], finished=True)

@@ -97,7 +97,7 @@ def test_generic_is_signed_with_the_player_s_secret() -> None:
         "version": 6,
         "link": "https://play.example/?game=g-1",
     }
-    expected = hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     assert headers["X-Shikoku-Signature"] == f"sha256={expected}"
 
 
