@@ -1,0 +1,160 @@
+"""Turn notifications on the whole system (`shikoku run`, real processes): registered players
+set a webhook on a local receiver (loopback allowed for the test only), play a whole game with
+the SDK's random player, and each is told `game_started`, `your_turn` once for each time their
+seat came to act, and `game_ended`; every message signed under that player's secret and
+carrying an id the receiver can deduplicate by."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from shikoku.v1 import game_pb2, lobby_pb2
+from shikoku_sdk import Client as SdkClient
+from shikoku_sdk import RandomPlayer
+from tests.e2e.api import Client, System, auth
+from tests.e2e.launch import start_system, stop_system
+
+pytestmark = pytest.mark.e2e
+
+SEATS = 3
+ARRIVAL_SECONDS = 30.0
+
+
+class Hook(BaseHTTPRequestHandler):
+    received: list[tuple[dict[str, str], bytes]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[tuple[str, list[tuple[dict[str, str], bytes]]]]:
+    received: list[tuple[dict[str, str], bytes]] = []
+    handler = type("Recording", (Hook,), {"received": received})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def system(redis_url: str) -> Iterator[System]:
+    system = start_system(redis_url, SHIKOKU_WEBHOOK_ALLOW_LOOPBACK="1")
+    yield system
+    stop_system(system)
+
+
+@pytest.fixture
+def client(system: System) -> Iterator[Client]:
+    client = Client(system)
+    yield client
+    client.channel.close()
+    client.redis.close()
+
+
+def turns_of(client: Client, game_id: str, seat: int, player_token: str) -> int:
+    """How many times `seat` came to act: versions where it acts and did not just before."""
+    final = client.stream_length(game_id)
+    acting_before = False
+    came = 0
+    for version in range(1, final + 1):
+        state = client.game.GetState(
+            game_pb2.GetStateRequest(game_id=game_id, version=version),
+            metadata=auth(player_token),
+        )
+        acting = seat in state.acting_seats
+        came += acting and not acting_before
+        acting_before = acting
+    return came
+
+
+def test_each_player_is_told_of_the_start_each_turn_once_and_the_end(
+    system: System, client: Client, receiver: tuple[str, list[tuple[dict[str, str], bytes]]]
+) -> None:
+    url, received = receiver
+    players = [
+        client.lobby.RegisterPlayer(lobby_pb2.RegisterPlayerRequest(display_name=f"P{n}"))
+        for n in range(1, SEATS + 1)
+    ]
+    secrets = {}
+    for player in players:
+        target = client.lobby.SetNotificationTarget(
+            lobby_pb2.SetNotificationTargetRequest(
+                url=url, format=lobby_pb2.NOTIFICATION_FORMAT_GENERIC
+            ),
+            metadata=auth(player.credential),
+        )
+        assert target.url == url and len(target.secret) >= 32
+        secrets[player.player_id] = target.secret.encode()
+    created = client.lobby.CreateTable(
+        lobby_pb2.CreateTableRequest(
+            seat_count=SEATS, options=lobby_pb2.TableOptions(fixed_seat_order=True)
+        )
+    )
+    table_id = created.table.table_id
+    seat_of = {}
+    for seat, player in enumerate(players, 1):
+        client.lobby.JoinTable(
+            lobby_pb2.JoinTableRequest(table_id=table_id, player_name=f"P{seat}", seat=seat),
+            metadata=auth(player.credential),
+        )
+        seat_of[player.player_id] = seat
+    game_id = client.lobby.StartTable(
+        lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
+    ).game_id
+
+    with SdkClient(system.gateway, api_key=system.api_key) as sdk:
+        seats = {seat_of[p.player_id]: sdk.with_credential(p.credential) for p in players}
+        RandomPlayer(game_id, seats, seed=5).play()
+
+    def messages() -> list[dict[str, Any]]:
+        return [json.loads(body) for _, body in list(received)]
+
+    deadline = time.monotonic() + ARRIVAL_SECONDS
+    while time.monotonic() < deadline:
+        ended = {m["player_id"] for m in messages() if m["event"] == "game_ended"}
+        if ended == set(seat_of):
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)  # anything late would come now
+    ours = [(headers, body) for headers, body in list(received) if b'"' + game_id.encode() in body]
+    documents = [json.loads(body) for _, body in ours]
+    for headers, body in ours:
+        document = json.loads(body)
+        expected = hmac.new(secrets[document["player_id"]], body, hashlib.sha256).hexdigest()
+        assert headers["x-shikoku-signature"] == f"sha256={expected}"
+        assert document["game_id"] == game_id and document["table_id"] == table_id
+    ids = [d["notification_id"] for d in documents]
+    unique = {d["notification_id"]: d for d in documents}  # at least once: a repeat keeps its id
+    assert len(unique) >= len(set(seat_of)) * 2
+    for player in players:
+        told = [d for d in unique.values() if d["player_id"] == player.player_id]
+        events = [d["event"] for d in sorted(told, key=lambda d: d["version"])]
+        assert events[0] == "game_started", events
+        assert events[-1] == "game_ended", events
+        turns = [d for d in told if d["event"] == "your_turn"]
+        assert turns, events
+        for turn in turns:  # told only when the seat must act
+            state = client.game.GetState(
+                game_pb2.GetStateRequest(game_id=game_id, version=turn["version"]),
+                metadata=auth(player.credential),
+            )
+            assert seat_of[player.player_id] in state.acting_seats, turn
+        # no storm: never more than once per time the seat came to act
+        assert len(turns) <= turns_of(client, game_id, seat_of[player.player_id], player.credential)
+    assert len(ids) - len(unique) <= len(unique) // 10  # repeats are the exception
