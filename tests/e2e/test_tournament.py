@@ -66,6 +66,7 @@ def test_a_two_round_tournament(system: System, client: Client) -> None:
             name="Shikoku Open",
             player_ids=list(entrants),
             table_size=4,
+            rounds=2,
             first_round=lobby_pb2.SEATING_METHOD_RANDOM,
             # Spectators see each game 3 actions behind, and all of it once it has ended.
             table_options=lobby_pb2.TableOptions(spectator_delay_actions=3),
@@ -114,6 +115,15 @@ def test_a_two_round_tournament(system: System, client: Client) -> None:
         wait_for(recorded)
 
     final = client.lobby.GetTournament(lobby_pb2.GetTournamentRequest(tournament_id=tournament_id))
+    assert final.round_count == 2 and final.finished
+    expect_error(  # two rounds played: no third
+        lambda: client.lobby.StartRound(
+            lobby_pb2.StartRoundRequest(tournament_id=tournament_id),
+            metadata=auth(host.credential),
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TOURNAMENT_OVER",
+    )
     # Each recorded result is the game's own final net worths.
     for round_ in final.rounds:
         for table in round_.tables:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -55,6 +56,7 @@ class Log:
 
 def created(count: int = 24, **options: Any) -> Log:
     log = Log()
+    options.setdefault("round_count", 3)
     log.apply(create("spring", "Spring Cup", "host-hash", make_players(count), 4, **options))
     return log
 
@@ -485,6 +487,7 @@ CREATE_REJECTIONS: list[tuple[str, dict[str, Any]]] = [
     ("BAD_SEED_ORDER", {"first_round": "seeded", "seed_order": ["p01", "p02", "p03"]}),
     ("BAD_SEED_ORDER", {"first_round": "seeded", "seed_order": ["p01", "p01", "p02", "p03"]}),
     ("PLAYER_UNKNOWN", {"first_round": "seeded", "seed_order": ["p01", "p02", "p03", "p99"]}),
+    ("BAD_ROUND_COUNT", {"round_count": 0}),
 ]
 
 
@@ -544,6 +547,33 @@ def test_a_round_starts_only_after_the_previous_one_finished() -> None:
 
     log = finished_round()
     assert start_round(log.state, 2)[0][0] == "RoundStarted"
+
+
+def test_a_tournament_is_over_once_its_last_round_has_finished() -> None:
+    log = finished_round()  # round 1 of 2
+    log.state = dataclasses.replace(log.state, round_count=2)
+    assert not log.state.finished
+    log.apply(start_round(log.state, 2))
+    log.apply(assign_tables(log.state, ["c", "d"]))
+    log.apply(record_result(log.state, "c", seated_at(log, "c", 100), "bank"))
+    assert not log.state.finished
+    log.apply(record_result(log.state, "d", seated_at(log, "d", 100), "bank"))
+    assert log.state.finished and tournament.in_progress(log.state) is None
+    refused = rejection(start_round, log.state, 3)
+    assert (refused.reason, refused.kind) == ("TOURNAMENT_OVER", Kind.FAILED_PRECONDITION)
+    assert refused.details == {"rounds": "2"}
+
+
+def test_a_tournament_recorded_without_a_length_never_ends() -> None:
+    log = finished_round()
+    log.state = dataclasses.replace(log.state, round_count=0)
+    assert not log.state.finished
+    assert start_round(log.state, 2)[0][0] == "RoundStarted"
+
+
+def test_the_round_count_is_recorded_at_creation() -> None:
+    log = created(count=8, round_count=2)
+    assert log.events[0][1]["round_count"] == 2 and fold(log.events).round_count == 2
 
 
 def test_a_round_is_in_progress_from_its_start_until_its_last_result() -> None:
@@ -642,6 +672,7 @@ def test_result_rejections() -> None:
 TESTED_ELSEWHERE = {
     "TOURNAMENT_NOT_FOUND",
     "ROUND_NOT_FINISHED",
+    "TOURNAMENT_OVER",
     "ROUND_NOT_STARTED",
     "TABLES_ALREADY_ASSIGNED",
     "BAD_TABLE_ASSIGNMENT",

@@ -140,6 +140,9 @@ def evolve(table: Table, event: LobbyEvent) -> Table:
             return dataclasses.replace(
                 table, ran_out=(*table.ran_out, (data["seat"], data["kind"]))
             )
+        case "SeatForfeited":
+            others = tuple(entry for entry in table.ran_out if entry[0] != data["seat"])
+            return dataclasses.replace(table, ran_out=(*others, (data["seat"], "forfeited")))
     raise ValueError(f"unknown lobby event {kind}")
 
 
@@ -302,6 +305,34 @@ def ran_out(table: Table, verdicts: Iterable[ClockEvent]) -> list[LobbyEvent]:
         for v in verdicts
         if v.seat not in recorded
     ]
+
+
+def forfeit(table: Table, number: int, out_of_time: bool, game_over: bool) -> list[LobbyEvent]:
+    """The host declares a seat forfeited whose clock has run out (`out_of_time`, as the clock
+    stands now, whether or not its flag is recorded yet): it ranks last at the table, as a
+    forfeit under the "forfeit" policy does. Nothing to record for a seat already forfeited."""
+    if not 1 <= number <= len(table.seats):
+        raise Rejected(
+            "INVALID_SEAT",
+            f"table {table.table_id} has seats 1 to {len(table.seats)}, not {number}",
+            Kind.INVALID_ARGUMENT,
+            {"field": "seat", "seat": number},
+        )
+    if (number, "forfeited") in table.ran_out:
+        return []
+    if not table.started:
+        raise Rejected("TABLE_NOT_STARTED", f"table {table.table_id} has no game yet")
+    if table.clock is None or not out_of_time:
+        raise Rejected(
+            "NOT_OUT_OF_TIME",
+            f"seat {number} has time left"
+            if table.clock
+            else f"table {table.table_id} has no clock",
+            details={"seat": number},
+        )
+    if game_over:
+        raise Rejected("GAME_OVER", f"the game of table {table.table_id} is over")
+    return [("SeatForfeited", {"seat": number})]
 
 
 def set_ready(table: Table, seat: Seat, ready: bool) -> list[LobbyEvent]:

@@ -117,6 +117,13 @@ class Tournament:
     first_round: str = RANDOM
     seed_order: tuple[str, ...] = ()
     rounds: tuple[Round, ...] = ()
+    round_count: int = 0  # 0: recorded before tournaments had a length, so no last round
+
+    @property
+    def finished(self) -> bool:
+        """Its last round has finished."""
+        current = self.current_round
+        return current is not None and current.finished and 0 < self.round_count <= current.number
 
     @property
     def exists(self) -> bool:
@@ -179,6 +186,7 @@ def _created(data: Mapping[str, Any]) -> Tournament:
         ),
         first_round=data["first_round"],
         seed_order=tuple(data["seed_order"]),
+        round_count=data.get("round_count", 0),
     )
 
 
@@ -209,9 +217,11 @@ def create(
     rank_points: Mapping[int, Sequence[int | float]] | None = None,
     first_round: str = RANDOM,
     seed_order: Sequence[str] = (),
+    round_count: int = 1,
 ) -> list[TournamentEvent]:
     """`rank_points` overrides the default points of some table sizes; `seed_order` (all the
-    player ids, strongest first) is required by, and only allowed with, `seeded` seating."""
+    player ids, strongest first) is required by, and only allowed with, `seeded` seating;
+    `round_count` is how many rounds it plays (1 or more)."""
     if not tournament_id.strip():
         raise Rejected(
             "MISSING_TOURNAMENT_ID",
@@ -223,6 +233,13 @@ def create(
     table_sizes(len(players), table_size)
     points = _points_by_size(rank_points or {})
     _check_first_round(first_round, seed_order, [p.player_id for p in players])
+    if round_count < 1:
+        raise Rejected(
+            "BAD_ROUND_COUNT",
+            f"a tournament plays 1 round or more, not {round_count}",
+            Kind.INVALID_ARGUMENT,
+            {"field": "rounds", "rounds": round_count},
+        )
     return [
         (
             "TournamentCreated",
@@ -237,6 +254,7 @@ def create(
                 "rank_points": points,
                 "first_round": first_round,
                 "seed_order": list(seed_order),
+                "round_count": round_count,
             },
         )
     ]
@@ -429,6 +447,12 @@ def start_round(tournament: Tournament, seed: int) -> list[TournamentEvent]:
     """Seats the next round; `seed` drives every random choice of the seating."""
     _require_exists(tournament)
     current = tournament.current_round
+    if tournament.finished:
+        raise Rejected(
+            "TOURNAMENT_OVER",
+            f"all {tournament.round_count} rounds have been played",
+            details={"rounds": tournament.round_count},
+        )
     if current is not None and not current.finished:
         raise Rejected(
             "ROUND_NOT_FINISHED",

@@ -135,6 +135,8 @@ def tournament_to_proto(found: tournament.Tournament) -> lobby_pb2.Tournament:
         tournament_id=found.tournament_id,
         name=found.name,
         rounds=rounds,
+        round_count=found.round_count,
+        finished=found.finished,
         standings=[
             lobby_pb2.Standing(
                 position=row["position"],
@@ -187,6 +189,7 @@ class Tournaments:
             request.table_size,
             first_round=SEATING.get(request.first_round, "random"),
             seed_order=tuple(request.seed_order),
+            round_count=request.rounds or 1,
         )
         await self._repo.keep_options(tournament_id, request.table_options)
         try:
