@@ -53,10 +53,7 @@ class RequiresDeploymentToken(Admission):
             raise MISSING
 
 
-class _SendsToken(
-    grpc.aio.UnaryUnaryClientInterceptor,  # type: ignore[type-arg]
-    grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[type-arg]
-):
+class _SendsToken:
     def __init__(self, token: str) -> None:
         self._token = token
 
@@ -67,13 +64,19 @@ class _SendsToken(
             details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
         )
 
+
+# One class per kind of call: a channel files each interceptor under the first kind it is an
+# instance of only, so one class of both kinds never sees a streaming call.
+class _SendsTokenOnUnary(_SendsToken, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         return await continuation(self._with_token(details), request)
 
+
+class _SendsTokenOnStream(_SendsToken, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[type-arg]
     async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
         return await continuation(self._with_token(details), request)
 
 
 def token_interceptors(token: str) -> list[Any]:
     """Client interceptors that send the deployment's token, when there is one."""
-    return [_SendsToken(token)] if token else []
+    return [_SendsTokenOnUnary(token), _SendsTokenOnStream(token)] if token else []
