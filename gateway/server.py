@@ -7,6 +7,7 @@ the event log, and Optimize)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from gateway.stream_quota import StreamQuota
 from gateway.watching import GameWatchers
 from infra.config import connect_redis, service_channel
 from infra.eventstore import EventStore, StoredEvent
-from infra.forwarding import add_service, forward, relay_error
+from infra.forwarding import add_service, forward, forward_stream, relay_error
 from infra.grpc_server import Context, serve
 from infra.interceptors import Admission
 from infra.metrics import watch_cache
@@ -41,6 +42,8 @@ from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
 from shikoku.v1 import (
     game_pb2,
+    lobby_pb2,
+    lobby_pb2_grpc,
     routes_pb2,
     routes_pb2_grpc,
 )
@@ -210,6 +213,44 @@ class GameGateway:
             raise
 
 
+class LobbyGateway:
+    """LobbyService's two streams, forwarded to the lobby within the caller's stream quota (one
+    quota with the game streams: each holds a call here and a watch behind). Every other method
+    of the service is forwarded as it is."""
+
+    def __init__(
+        self,
+        lobby: grpc.aio.Channel,
+        streams: StreamQuota,
+        trusted_proxies: frozenset[str] = frozenset(),
+        proxy_token: str = "",
+    ) -> None:
+        self._lobby = lobby_pb2_grpc.LobbyServiceStub(lobby)
+        self._streams = streams
+        self._trusted_proxies = trusted_proxies
+        self._proxy_token = proxy_token
+
+    async def WatchTournament(
+        self, request: lobby_pb2.WatchTournamentRequest, context: Context
+    ) -> AsyncIterator[lobby_pb2.WatchTournamentResponse]:
+        with self._held(context):
+            async for response in forward_stream(self._lobby.WatchTournament, request, context):
+                yield response
+
+    async def WatchPlayer(
+        self, request: lobby_pb2.WatchPlayerRequest, context: Context
+    ) -> AsyncIterator[lobby_pb2.WatchPlayerResponse]:
+        with self._held(context):
+            async for response in forward_stream(self._lobby.WatchPlayer, request, context):
+                yield response
+
+    def _held(self, context: Context) -> contextlib.AbstractContextManager[None]:
+        caller = caller_key(
+            context.invocation_metadata(), context.peer(), self._trusted_proxies, self._proxy_token
+        )
+        return self._streams.held(caller)
+
+
 class RoutesGateway:
     """RoutesService's one method that adds policy: a game's routes only for those who see its
     present board. Any other method of the service is forwarded to the routes service."""
@@ -301,19 +342,22 @@ def build_gateway(
     events = EventStore(redis, "game")
     spectators = SpectatorGate(events)
     limits = settings.limits
+    streams = StreamQuota(settings.streams_per_caller)
     games = GameGateway(
         rules_pb2_grpc.RulesServiceStub(rules),
         events,
         spectators,
-        StreamQuota(settings.streams_per_caller),
+        streams,
         limits.trusted_proxies,
         limits.proxy_token,
     )
+    lobby_gateway = LobbyGateway(lobby, streams, limits.trusted_proxies, limits.proxy_token)
     games.watch_metrics()
     routes_gateway = RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes), spectators)
     served = {
-        # The lobby serves the public LobbyService itself: every method is forwarded.
-        "shikoku.v1.LobbyService": Served(upstream=lobby),
+        # The lobby serves the public LobbyService itself: every method is forwarded, its
+        # streams within the stream quota.
+        "shikoku.v1.LobbyService": Served(lobby_gateway, lobby),
         "shikoku.v1.GameService": Served(games),
         "shikoku.v1.RoutesService": Served(routes_gateway, routes),
         # The rules service answers from the very data it plays by.

@@ -1,4 +1,5 @@
-"""How many game streams one caller may hold open at once through this gateway process.
+"""How many streams one caller may hold open at once through this gateway process: game streams
+and the lobby's watches (WatchTournament, WatchPlayer) together.
 
 Rate limits charge a stream once, when it starts; a caller could still pile up open streams,
 each holding a queue and a task here. The quota caps them per caller (their credential, or
@@ -34,7 +35,7 @@ class StreamQuota:
         if self.per_caller and self._open[caller] >= self.per_caller:
             raise Rejected(
                 "TOO_MANY_STREAMS",
-                f"at most {self.per_caller} game streams open at once per caller; close one",
+                f"at most {self.per_caller} streams open at once per caller; close one",
                 Kind.RESOURCE_EXHAUSTED,
                 {"limit": self.per_caller},
             )

@@ -7,12 +7,13 @@ into statuses with ErrorInfo.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import grpc
 from redis.asyncio import Redis
@@ -27,7 +28,7 @@ from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_tok
 from infra.observability import observe_process
 from infra.settings import from_environment
 from kernel.rejection import Kind, Rejected, quoted
-from services.lobby.domain import tables
+from services.lobby.domain import players, tables
 from services.lobby.domain.access import (
     Caller,
     require_host,
@@ -51,6 +52,7 @@ from services.lobby.shell.keepers import (
 from services.lobby.shell.repository import TableRepository
 from services.lobby.shell.request_ids import RequestIds, with_request_id
 from services.lobby.shell.settings import LobbySettings
+from services.lobby.shell.summary_feed import EVERYTHING, Subscription, SummaryFeed
 from services.lobby.shell.tournaments_service import (
     TournamentRepository,
     Tournaments,
@@ -59,6 +61,9 @@ from services.lobby.shell.tournaments_service import (
     tournament_to_proto,
 )
 from services.lobby.shell.wire import table_to_proto
+from services.notify.address_guard import WebhookGuard
+from services.notify.targets import notification_health, set_notification_target
+from services.projections.game_summaries import GamePlayers, write_game_players
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
@@ -69,6 +74,26 @@ MAX_ATTEMPTS = 5
 DEFAULT_PAGE, MAX_PAGE = 50, 200
 ROLES = {lobby_pb2.ROLE_UNSPECIFIED: "player", lobby_pb2.ROLE_PLAYER: "player"}
 ROLES[lobby_pb2.ROLE_HOST] = "host"
+DEFAULT_HEARTBEAT_SECONDS, MAX_HEARTBEAT_SECONDS = 15, 60
+#: How often a watch looks again at what the feed does not carry (a round starting, a result,
+#: a player's new table): one small read per watcher, never one per game.
+RECHECK_SECONDS = 1.0
+
+
+def live_key(player_id: str) -> str:
+    """A player's started tables whose games have not ended (a sorted set: start times)."""
+    return f"player:{{{player_id}}}:live"
+
+
+def _heartbeat_seconds(requested: int) -> int:
+    if not 0 <= requested <= MAX_HEARTBEAT_SECONDS:
+        raise Rejected(
+            "INVALID_HEARTBEAT",
+            f"heartbeat_seconds is 1 to {MAX_HEARTBEAT_SECONDS}, or 0 for the default",
+            Kind.INVALID_ARGUMENT,
+            {"field": "heartbeat_seconds"},
+        )
+    return requested or DEFAULT_HEARTBEAT_SECONDS
 
 
 def _has_credential(context: Context) -> bool:
@@ -86,13 +111,18 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         tournaments: Tournaments,
         redis: Redis,
         secret: bytes | None = None,
+        feed: SummaryFeed | None = None,
+        webhooks: WebhookGuard | None = None,
     ) -> None:
-        """`secret` keys the ids and credentials derived from request ids (RequestIds)."""
+        """`secret` keys the ids and credentials derived from request ids (RequestIds); `feed`
+        tells the watches which games changed; `webhooks` checks notification targets."""
         self._tables = tables_repo
         self._players = players_repo
         self._rules = rules
         self._tournaments = tournaments
         self._redis = redis
+        self._feed = feed or SummaryFeed(redis)
+        self._webhooks = webhooks or WebhookGuard()
         self.request_ids = RequestIds(redis, secret)
 
     async def _caller(self, context: Context, table_id: str = "") -> Caller:
@@ -315,6 +345,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             player.player_id,
         )
         table = await self._tables.append(request.table_id, caller.table_version, events)
+        if table.started:
+            await self._record_players(table)
         return lobby_pb2.JoinTableResponse(
             table=table_to_proto(table), seat=request.seat, seat_token=seat_credential
         )
@@ -335,10 +367,36 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         await self._end_game(caller.table.game_id)
         return table_to_proto(caller.table)
 
+    async def ForfeitSeat(
+        self, request: lobby_pb2.ForfeitSeatRequest, context: Context
+    ) -> lobby_pb2.Table:
+        caller = await self._host(context, request.table_id)
+        table = caller.table
+        assert table is not None
+        out_of_time = game_over = False
+        if table.clock is not None and table.started:
+            ticks = await _call_rules(game_ticks(self._rules, table.game_id))
+            game_over = bool(ticks) and not ticks[-1].acting_after
+            now = int(time.time() * 1000)
+            seats = [seat.number for seat in table.seats if seat.taken]
+            clock = clocks(table.clock, seats, ticks, now).get(request.seat)
+            out_of_time = clock is not None and clock.ran_out
+        events = tables.forfeit(table, request.seat, out_of_time, game_over)
+        if events:
+            table = await self._tables.append(request.table_id, caller.table_version, events)
+        try:  # a retry after a failure here finds the seat forfeited and ends the game
+            await self._end_game(table.game_id)
+        except Rejected as rejection:
+            if rejection.reason != "GAME_OVER":
+                raise
+        await self._record_players(table)
+        return table_to_proto(table, await self._tables.summary(table))
+
     async def _start(self, table: tables.Table, version: int) -> tables.Table:
         """Creates the table's game (one game per table, with the table's id: a retried start
         cannot create two), records the start, and has the table's clock watched."""
         events = tables.start(table, table.table_id)
+        await self._record_players(table)  # before the game exists, so before its first command
         players = [
             rules_pb2.GamePlayer(seat=s.number, name=s.player_name) for s in table.seats if s.taken
         ]
@@ -360,6 +418,21 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         if started.clock is not None:
             await watch_clock(self._redis, started.table_id)
         return started
+
+    async def _record_players(self, table: tables.Table) -> None:
+        """Who plays the table's game (the game players record), and each registered player's
+        index of live tables."""
+        round_ = 0
+        if table.tournament_id:
+            _version, found = await self._tournaments.load(table.tournament_id)
+            round_ = next((r.number for r in found.rounds if table.table_id in r.table_ids), 0)
+            if not round_ and found.current_round is not None:
+                round_ = found.current_round.number  # tables are assigned after they start
+        seats = {s.number: s.player_id for s in table.seats if s.player_id}
+        record = GamePlayers(table.table_id, table.tournament_id, round_, seats)
+        await write_game_players(self._redis, table.table_id, record)
+        for player_id in seats.values():
+            await self._redis.zadd(live_key(player_id), {table.table_id: time.time()})
 
     async def _end_game(self, game_id: str) -> None:
         await _call_rules(
@@ -414,10 +487,140 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         content_type, content = await self._tournaments.export(request.tournament_id, as_json)
         return lobby_pb2.ExportStandingsResponse(content_type=content_type, content=content)
 
+    async def WatchTournament(
+        self, request: lobby_pb2.WatchTournamentRequest, context: Context
+    ) -> AsyncIterator[lobby_pb2.WatchTournamentResponse]:
+        quiet = _heartbeat_seconds(request.heartbeat_seconds)
+        version, found = await self._tournaments.load(request.tournament_id)
+        yield lobby_pb2.WatchTournamentResponse(tournament=tournament_to_proto(found))
+        shown: dict[str, lobby_pb2.Table] = {}
+        with self._feed.subscribed() as subscription:
+            current = found.current_round
+            subscription.follow(current.table_ids if current else ())
+            changed: set[str] = set(subscription.games)
+            loop = asyncio.get_running_loop()
+            said_at = loop.time()
+            while True:
+                for table_id in sorted(changed & subscription.games):
+                    message = await self._table_as_host_sees_it(table_id)
+                    if shown.get(table_id) != _without_clock_times(message):
+                        shown[table_id] = _without_clock_times(message)
+                        said_at = loop.time()
+                        yield lobby_pb2.WatchTournamentResponse(table=message)
+                changed = await _changes(subscription, RECHECK_SECONDS)
+                now_version = (await self._tournaments.load(request.tournament_id))[0]
+                if now_version != version:
+                    version, found = await self._tournaments.load(request.tournament_id)
+                    said_at = loop.time()
+                    yield lobby_pb2.WatchTournamentResponse(tournament=tournament_to_proto(found))
+                    current = found.current_round
+                    subscription.follow(current.table_ids if current else ())
+                    changed = set(subscription.games)
+                if loop.time() - said_at >= quiet:
+                    said_at = loop.time()
+                    heartbeat = lobby_pb2.TournamentHeartbeat(at_ms=int(time.time() * 1000))
+                    yield lobby_pb2.WatchTournamentResponse(heartbeat=heartbeat)
+
+    async def _table_as_host_sees_it(self, table_id: str) -> lobby_pb2.Table:
+        _version, table = await self._tables.load(table_id)
+        summary = await self._tables.summary(table)
+        if table.clock is None or not table.started:
+            return table_to_proto(table, summary)
+        ticks = await _call_rules(game_ticks(self._rules, table.game_id))
+        now = int(time.time() * 1000)
+        seats = [seat.number for seat in table.seats if seat.taken]
+        return table_to_proto(table, summary, clocks(table.clock, seats, ticks, now), now)
+
+    async def WatchPlayer(
+        self, request: lobby_pb2.WatchPlayerRequest, context: Context
+    ) -> AsyncIterator[lobby_pb2.WatchPlayerResponse]:
+        quiet = _heartbeat_seconds(request.heartbeat_seconds)
+        player = self._registered(await self._caller(context))
+        with self._feed.subscribed() as subscription:
+            loop = asyncio.get_running_loop()
+            said: lobby_pb2.WatchPlayerResponse | None = None
+            said_at = loop.time()
+            while True:
+                answer = await self._live_tables(player.player_id)
+                subscription.follow(t.table.game_id for t in answer.tables)
+                if answer != said or loop.time() - said_at >= quiet:
+                    said, said_at = answer, loop.time()
+                    yield answer
+                await _changes(subscription, RECHECK_SECONDS)
+
+    async def _live_tables(self, player_id: str) -> lobby_pb2.WatchPlayerResponse:
+        """The player's started tables whose games have not ended, newest first; those that
+        have ended leave the player's index."""
+        raw = cast(list[bytes], await self._redis.zrevrange(live_key(player_id), 0, -1))
+        table_ids = [table_id.decode() for table_id in raw]
+        live: list[lobby_pb2.PlayerTable] = []
+        ended: list[str] = []
+        for table, summary in await self._tables.listed(table_ids):
+            seat = table.seat_of_player(player_id)
+            message = table_to_proto(table, summary)
+            if seat is None or message.status != lobby_pb2.TABLE_STATUS_STARTED:
+                ended.append(table.table_id)
+                continue
+            your_turn = seat.number in message.game.acting_seats
+            live.append(lobby_pb2.PlayerTable(table=message, seat=seat.number, your_turn=your_turn))
+        if ended:
+            await self._redis.zrem(live_key(player_id), *ended)
+        return lobby_pb2.WatchPlayerResponse(
+            tables=live, your_turn_count=sum(t.your_turn for t in live)
+        )
+
+    # ---- notifications ---------------------------------------------------------------------
+
+    async def SetNotificationTarget(
+        self, request: lobby_pb2.SetNotificationTargetRequest, context: Context
+    ) -> lobby_pb2.NotificationTarget:
+        player = self._registered(await self._caller(context))
+        return await set_notification_target(self._redis, player.player_id, request, self._webhooks)
+
+    async def GetNotificationHealth(
+        self, request: lobby_pb2.GetNotificationHealthRequest, context: Context
+    ) -> lobby_pb2.GetNotificationHealthResponse:
+        _version, found = await self._tournaments.load(request.tournament_id)
+        require_tournament_host(await self._caller(context), found)
+        players = sorted((p.player_id, p.display_name) for p in found.players)
+        return lobby_pb2.GetNotificationHealthResponse(
+            players=await notification_health(self._redis, players)
+        )
+
+    @staticmethod
+    def _registered(caller: Caller) -> players.Player:
+        if caller.player is None:
+            raise Rejected(
+                "NOT_A_PLAYER_CREDENTIAL",
+                "only a registered player's credential may do this",
+                Kind.PERMISSION_DENIED,
+            )
+        return caller.player
+
     async def _host(self, context: Context, table_id: str) -> Caller:
         caller = await self._caller(context, table_id)
         require_host(caller)
         return caller
+
+
+async def _changes(subscription: Subscription, seconds: float) -> set[str]:
+    """The games of `subscription` the feed says changed, waiting up to `seconds` for one."""
+    changed: set[str] = set()
+    with contextlib.suppress(TimeoutError):
+        changed.add(await asyncio.wait_for(subscription.changed.get(), seconds))
+    while not subscription.changed.empty():
+        changed.add(subscription.changed.get_nowait())
+    return set(subscription.games) if EVERYTHING in changed else changed
+
+
+def _without_clock_times(message: lobby_pb2.Table) -> lobby_pb2.Table:
+    """The table as a change is judged: running clocks tick without anything happening."""
+    judged = lobby_pb2.Table()
+    judged.CopyFrom(message)
+    for seat in judged.seats:
+        if seat.HasField("clock"):
+            seat.clock.remaining_ms = seat.clock.used_ms = seat.clock.as_of_ms = 0
+    return judged
 
 
 async def _call_rules(call: Awaitable[_Reply]) -> _Reply:
@@ -545,8 +748,13 @@ def build_lobby(
     tournaments = Tournaments(tournaments_repo, tables_repo, players_repo, settings.secret)
     clock_keeper = ClockKeeper(redis, tables_repo, rules)
     result_keeper = ResultKeeper(tournaments_repo, tournaments)
+    feed = SummaryFeed(redis, settings.summaries.count)
+    webhooks = WebhookGuard(allow_loopback=settings.webhooks.allow_loopback)
+    servicer = LobbyServicer(
+        tables_repo, players_repo, rules, tournaments, redis, settings.secret, feed, webhooks
+    )
     return Lobby(
-        LobbyServicer(tables_repo, players_repo, rules, tournaments, redis, settings.secret),
+        servicer,
         CredentialServicer(tables_repo, players_repo, tournaments_repo),
         [clock_keeper.run_once, result_keeper.run_once],
         redis,

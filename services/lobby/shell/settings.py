@@ -12,6 +12,7 @@ from infra.process_settings import (
     ReplicationSettings,
 )
 from infra.settings import block
+from services.notify.settings import WebhookSettings
 from services.projections.game_summaries import SummaryShards
 
 
@@ -25,6 +26,8 @@ class LobbySettings:
     replication: ReplicationSettings = block(ReplicationSettings)
     #: The summary feed's shards, which the tournament and player watchers follow.
     summaries: SummaryShards = block(SummaryShards)
+    #: How SetNotificationTarget checks a webhook (the notifier checks it again on delivery).
+    webhooks: WebhookSettings = block(WebhookSettings)
 
     @property
     def listen_address(self) -> str:
