@@ -6,9 +6,9 @@
    token in an env file of its own and the gateways' and web entrypoint's ports published on
    free loopback ports, so it disturbs no other deployment on the host;
 2. waits for the one-shot `redis-cluster` to have formed the cluster (exit 0), then for every
-   other container to pass its Compose health check, run by `podman healthcheck run` (podman
-   runs them on a timer only under systemd), and for the image's own HEALTHCHECK command
-   (`shikoku health`, no address) to pass in each of ours too;
+   other container to pass its Compose health check (the notifier's included), run by `podman
+   healthcheck run` (podman runs them on a timer only under systemd), and for the image's own
+   HEALTHCHECK command (`shikoku health`, no address) to pass in each of ours too;
 3. waits until the cluster answers `shikoku api-key list` from inside a gateway's container,
    then issues an API key there with `shikoku api-key create`;
 4. plays a whole game of random bots (`python -m shikoku_sdk.bot`) through each gateway at
@@ -43,8 +43,10 @@ from types import FrameType
 DEPLOY = Path(__file__).resolve().parent
 COMPOSE = DEPLOY / "compose.yaml"
 PROJECT = "shikoku-check"
-#: Our services' containers (each has the image's HEALTHCHECK as well as Compose's).
-OURS = ("rules", "routes", "lobby", "gateway")
+#: Our services' containers (each has the image's HEALTHCHECK as well as Compose's): two of
+#: each replicated service (`rules-1`, `rules-2`, ...) and one of each single one.
+REPLICATED = ("rules", "routes", "lobby", "gateway")
+SINGLE = ("web", "notify")
 ENDED = re.compile(r"^game (\S+) ended after (\d+) events: (\w+)$", re.MULTILINE)
 HEALTHY_SECONDS = 240.0
 CLUSTER_SECONDS = 180.0
@@ -144,7 +146,7 @@ def wait_until_healthy(deployment: Deployment, containers: dict[str, str]) -> No
 def check_image_healthchecks(deployment: Deployment, containers: dict[str, str]) -> None:
     """The image's HEALTHCHECK, `shikoku health` with no address, passes in each of ours."""
     for service, container in containers.items():
-        if service.rpartition("-")[0] not in OURS and service != "web":
+        if service.rpartition("-")[0] not in REPLICATED and service not in SINGLE:
             continue
         answered = deployment.exec(container, "shikoku", "health")
         if answered.returncode != 0:

@@ -13,7 +13,8 @@ ADDRESS is either
 Without ADDRESS it checks the service this container runs: the `shikoku serve NAME` process
 found among the machine's processes (in a container, the only one), at the address that process
 listens on by the same environment (`SHIKOKU_<NAME>_LISTEN_ADDR` or `SHIKOKU_<NAME>_ADDR`;
-`SHIKOKU_WEB_ADDR` and `/healthz` for the web entrypoint), a wildcard host taken as loopback.
+`SHIKOKU_WEB_ADDR` and `/healthz` for the web entrypoint, `SHIKOKU_NOTIFY_ADDR` for the
+notifier), a wildcard host taken as loopback.
 That is the image's HEALTHCHECK, the same for every service the image runs.
 """
 
@@ -30,10 +31,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from infra.process_settings import Addresses, Listening
 from infra.settings import from_environment
+from services.notify.shell.settings import NotifySettings
 
 DEFAULT_TIMEOUT_SECONDS = 5.0
 #: What `shikoku serve` may be asked to run (tools/cli.py's SERVE_MODULES).
-SERVICES = ("gateway", "lobby", "routes", "rules", "web")
+SERVICES = ("gateway", "lobby", "routes", "rules", "web", "notify")
 _WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
 
 
@@ -98,6 +100,9 @@ def own_address(service: str) -> str:
     if service == "web":
         host, _, port = Addresses.from_env().web.rpartition(":")
         return f"http://{_loopback(host)}:{port}/healthz"
+    if service == "notify":  # one address of its own (SHIKOKU_NOTIFY_ADDR), called by nobody
+        host, _, port = from_environment(NotifySettings, "notify").listen_address.rpartition(":")
+        return f"{_loopback(host)}:{port}"
     # The service's own settings, as it reads them (infra.process_settings.Listening).
     listening, addresses = from_environment(Listening, service), Addresses.from_env()
     if problems := listening.ambiguity(service, addresses):

@@ -4,9 +4,10 @@ The file is held, offline, to the Compose specification's schema (the one check-
 ships), after YAML's merges, so that a key misspelt in a shared block fails too; podman-compose
 must render it; and our own checks hold it to what deploy/README.md says of it: a Redis Cluster
 of six nodes that one init container joins, two replicas of each service that share one DNS
-name, the web entrypoint, health checks on every container through `shikoku health` at the port
-the image listens on, the deployment token from the env file only, ports published for the
-gateways and the web entrypoint alone. Broken copies are shown to fail each kind of check.
+name, the web entrypoint, one notifier, health checks on every container through `shikoku
+health` at the port the image listens on, the deployment token from the env file only, ports
+published for the gateways and the web entrypoint alone. Broken copies are shown to fail each
+kind of check.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tools import health
+from tools.cli import SERVE_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "deploy" / "compose.yaml"
@@ -98,7 +102,16 @@ def shape_errors(compose: dict[str, Any]) -> list[str]:
     expect(web.get("command") == ["web"], "web: does not serve web")
     healthz = ["CMD", "shikoku", "health", f"http://127.0.0.1:{ports['web']}/healthz"]
     expect(web.get("healthcheck", {}).get("test") == healthz, "web: health")
-    expect(set(ours) == {f"{n}-{i}" for n in REPLICATED for i in (1, 2)} | {"web"}, "services")
+    # One notifier, called by nobody (so no alias), healthy on its own port.
+    notify = ours.get("notify", {})
+    expect(notify.get("command") == ["notify"], "notify: does not serve notify")
+    health = ["CMD", "shikoku", "health", f"127.0.0.1:{ports['notify']}"]
+    expect(notify.get("healthcheck", {}).get("test") == health, "notify: health")
+    expect("networks" not in notify, "notify: has a network alias")
+    expect(
+        set(ours) == {f"{n}-{i}" for n in REPLICATED for i in (1, 2)} | {"web", "notify"},
+        f"services {sorted(ours)}",
+    )
 
     redis_url = "redis+cluster://" + ",".join(f"{n}:6379" for n in REDIS_NODES)
     for name, service in ours.items():
@@ -144,7 +157,22 @@ def test_the_image_listens_where_compose_looks() -> None:
         "rules": 50053,
         "routes": 50054,
         "web": 8080,
+        "notify": 50055,
     }
+
+
+@pytest.mark.parametrize("service", sorted(SERVE_MODULES))
+def test_the_images_own_health_check_finds_every_service_it_serves(
+    service: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The image's HEALTHCHECK is `shikoku health` with no address: in each service's container
+    # it must ask where the image makes that service listen.
+    for setting, value in re.findall(r"(SHIKOKU_[A-Z_]+)=(\S+)", CONTAINERFILE.read_text()):
+        monkeypatch.setenv(setting, value)
+    port = image_ports()[service]
+    expected = f"http://127.0.0.1:{port}/healthz" if service == "web" else f"127.0.0.1:{port}"
+    assert service in health.SERVICES
+    assert health.own_address(service) == expected
 
 
 def _replace(old: str, new: str) -> Callable[[str], str]:
@@ -173,6 +201,22 @@ BROKEN: dict[str, tuple[Callable[[str], str], str]] = {
         "rules-1: publishes",
     ),
     "one lobby replica": (_replace("  lobby-2: *lobby\n", ""), "lobby: replicas"),
+    "a second notifier": (
+        _replace(
+            "  notify:\n", "  notify-2:\n    <<: *service\n    command: [notify]\n  notify:\n"
+        ),
+        "services",
+    ),
+    "the notifier's health at the lobby's port": (
+        _replace('"127.0.0.1:50055"]', '"127.0.0.1:50052"]'),
+        "notify: health",
+    ),
+    "the notifier's port published": (
+        _replace(
+            '    command: ["notify"]\n', '    command: ["notify"]\n    ports: ["50055:50055"]\n'
+        ),
+        "notify: publishes",
+    ),
     "a health check at the wrong port": (
         _replace('"127.0.0.1:50054"]', '"127.0.0.1:50053"]'),
         "routes-1: health",
