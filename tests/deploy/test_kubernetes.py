@@ -5,12 +5,14 @@ object it yields is validated, strictly (no unknown fields), against the schemas
 Kubernetes version that kubernetes-validate ships: offline, both. Then the checks of our own:
 probes, resources and non-root on every workload, a PodDisruptionBudget for every service,
 autoscalers for gateway and rules, headless Services behind the services' DNS addresses, a
-NetworkPolicy that lets outsiders reach only the gateway and the web bridge, and overlays that
+NetworkPolicy that lets outsiders reach only the gateway and the web bridge, a notifier that
+takes no connections and reaches out only to Redis, DNS and public https, and overlays that
 change what they say. A broken copy of the base is shown to fail.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -35,8 +37,17 @@ BITNAMI = KUBERNETES / "overlays" / "bitnami-redis-cluster"
 KUBERNETES_VERSION = "1.33"
 
 NAMESPACE = "shikoku"
-SERVICES = {"gateway": 50051, "lobby": 50052, "rules": 50053, "routes": 50054, "web": 8080}
+SERVICES = {
+    "gateway": 50051,
+    "lobby": 50052,
+    "rules": 50053,
+    "routes": 50054,
+    "web": 8080,
+    "notify": 50055,
+}
 GRPC_SERVICES = {name: port for name, port in SERVICES.items() if name != "web"}
+# The services others call, each through a headless Service (the notifier is called by nobody).
+CALLED = {name: port for name, port in GRPC_SERVICES.items() if name != "notify"}
 PUBLIC = {"gateway": "grpc", "web": "http"}
 AUTOSCALED = {"gateway", "rules"}
 
@@ -45,6 +56,7 @@ METRICS_PORT = 9100
 IMAGE = "localhost/shikoku:latest"
 # Kinds of CRDs (no schema in Kubernetes itself), allowed only where a component adds them.
 CUSTOM_KINDS = {("monitoring.coreos.com/v1", "PodMonitor")}
+NOTIFIER = {"app.kubernetes.io/name": "notify", "app.kubernetes.io/part-of": "shikoku"}
 CLUSTER_SCOPED = {"Namespace"}
 
 Obj = dict[str, Any]
@@ -361,7 +373,7 @@ def test_the_services_find_each_other_through_headless_services(directory: Path)
     objects = rendered(directory)
     services = kinds(objects, "Service")
     settings = config(objects)
-    for name, port in GRPC_SERVICES.items():
+    for name, port in CALLED.items():
         address = settings[f"SHIKOKU_{name.upper()}_ADDR"]
         assert address == f"dns:///{name}-headless:{port}"
         headless = services[f"{name}-headless"]["spec"]
@@ -370,6 +382,11 @@ def test_the_services_find_each_other_through_headless_services(directory: Path)
         assert [p["port"] for p in headless["ports"]] == [port]
         assert settings[f"SHIKOKU_{name.upper()}_LISTEN_ADDR"] == f"0.0.0.0:{port}"
     assert settings["SHIKOKU_WEB_ADDR"] == f"0.0.0.0:{SERVICES['web']}"
+    assert settings["SHIKOKU_NOTIFY_ADDR"] == f"0.0.0.0:{SERVICES['notify']}"
+    # Nothing calls the notifier: no Service picks its pods.
+    assert not [
+        s for s in services.values() if selects({"matchLabels": s["spec"]["selector"]}, NOTIFIER)
+    ]
     exposed = {name for name, s in services.items() if s["spec"].get("clusterIP") != "None"}
     assert exposed == set(PUBLIC)
 
@@ -431,6 +448,166 @@ def test_prometheus_may_reach_only_the_metrics_ports(monitoring: tuple[Obj, ...]
     assert scraping[0]["from"] == [
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
     ]
+
+
+def admitted(workload: Obj, policies: list[Obj]) -> list[Obj]:
+    """Every ingress rule of the NetworkPolicies that select `workload`'s pods."""
+    return [
+        rule
+        for policy in policies
+        if selects(policy["spec"]["podSelector"], pod_labels(workload))
+        for rule in policy["spec"].get("ingress", [])
+    ]
+
+
+def egress_rules(workload: Obj, policies: list[Obj]) -> list[Obj] | None:
+    """The egress rules that bind `workload`'s pods (None: no policy limits their egress)."""
+    limiting = [
+        policy
+        for policy in policies
+        if selects(policy["spec"]["podSelector"], pod_labels(workload))
+        and "Egress" in policy["spec"]["policyTypes"]
+    ]
+    if not limiting:
+        return None
+    return [rule for policy in limiting for rule in policy["spec"].get("egress", [])]
+
+
+def on_port(rule: Obj, port: int, protocol: str) -> bool:
+    return "ports" not in rule or any(
+        (p["port"], p.get("protocol", "TCP")) == (port, protocol) for p in rule["ports"]
+    )
+
+
+def may_connect(
+    workload: Obj, policies: list[Obj], address: str, port: int, protocol: str = "TCP"
+) -> bool:
+    """Whether `workload`'s pods may open a connection to `address`, an address outside our
+    namespace's pods, on `port`."""
+    rules = egress_rules(workload, policies)
+    if rules is None:
+        return True
+    target = ipaddress.ip_address(address)
+    for rule in rules:
+        if not on_port(rule, port, protocol):
+            continue
+        if "to" not in rule:
+            return True
+        for peer in rule["to"]:
+            block = peer.get("ipBlock")
+            if block is None or target not in ipaddress.ip_network(block["cidr"]):
+                continue
+            if not any(target in ipaddress.ip_network(cidr) for cidr in block.get("except", [])):
+                return True
+    return False
+
+
+def may_reach_pods(workload: Obj, policies: list[Obj], labels: dict[str, str], port: int) -> bool:
+    """Whether `workload`'s pods may connect to pods of our namespace labelled `labels`."""
+    rules = egress_rules(workload, policies)
+    if rules is None:
+        return True
+    return any(
+        on_port(rule, port, "TCP")
+        and (
+            "to" not in rule
+            or any(
+                "podSelector" in peer
+                and "namespaceSelector" not in peer
+                and selects(peer["podSelector"], labels)
+                for peer in rule["to"]
+            )
+        )
+        for rule in rules
+    )
+
+
+PUBLIC_ADDRESSES = ("93.184.215.14", "8.8.8.8", "2606:4700:4700::1111")
+# Private (RFC 1918, unique local), shared (carrier-grade NAT), link-local (the clouds' metadata
+# service), loopback: a webhook must never reach them, whatever the guard decided.
+PRIVATE_ADDRESSES = (
+    "10.0.0.1",
+    "10.96.0.10",
+    "172.16.0.1",
+    "172.31.255.254",
+    "192.168.1.1",
+    "100.64.0.1",
+    "169.254.169.254",
+    "127.0.0.1",
+    "fd00::1",
+    "fe80::1",
+)
+
+
+@ALL
+def test_the_notifier_takes_no_connections_but_the_metrics_scrape(directory: Path) -> None:
+    objects = rendered(directory)
+    policies = list(kinds(objects, "NetworkPolicy").values())
+    rules = admitted(one(objects, "Deployment", "notify"), policies)
+    # Not even from our own pods: nothing calls it. Prometheus, when a component lets it in,
+    # reaches the metrics port alone, from its own namespace.
+    scraped = "allow-metrics-scraping" in kinds(objects, "NetworkPolicy")
+    assert len(rules) == (1 if scraped else 0), rules
+    for rule in rules:
+        assert rule["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+        assert all(set(peer) == {"namespaceSelector"} for peer in rule["from"])
+
+
+@ALL
+def test_the_notifier_reaches_out_only_to_redis_dns_and_public_https(directory: Path) -> None:
+    objects = rendered(directory)
+    policies = list(kinds(objects, "NetworkPolicy").values())
+    notify = one(objects, "Deployment", "notify")
+    for address in PUBLIC_ADDRESSES:
+        assert may_connect(notify, policies, address, 443), address
+        for port in (80, 6379, 8080, 50051):
+            assert not may_connect(notify, policies, address, port), (address, port)
+    for address in PRIVATE_ADDRESSES:
+        assert not may_connect(notify, policies, address, 443), address
+    assert may_connect(notify, policies, "10.96.0.10", 53, "UDP")
+    assert may_connect(notify, policies, "10.96.0.10", 53, "TCP")
+    # Redis in the namespace: the base's nodes, or the chart's in the Bitnami overlay.
+    redis = {"app.kubernetes.io/name": "redis-cluster" if directory == BITNAMI else "redis"}
+    assert may_reach_pods(notify, policies, redis, 6379)
+    for name in CALLED:  # and none of the services: it calls none
+        assert not may_reach_pods(notify, policies, {"app.kubernetes.io/name": name}, 50051)
+    # No other pod's egress is limited (README.md, "Network").
+    for workload in workloads(objects):
+        if workload["metadata"]["name"] != "notify":
+            assert egress_rules(workload, policies) is None, workload["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    ("original", "broken", "check"),
+    [
+        # The clouds' metadata service left open to webhooks.
+        ("              - 169.254.0.0/16\n", "", "egress"),
+        # Our pods let in to the notifier again, as to every other pod.
+        (
+            "  podSelector:\n    matchExpressions:\n      - key: app.kubernetes.io/name\n"
+            "        operator: NotIn\n        values: [notify]\n",
+            "  podSelector: {}\n",
+            "ingress",
+        ),
+    ],
+    ids=["metadata-service-reachable", "notifier-admits-our-pods"],
+)
+def test_a_loosened_notifier_policy_fails_the_checks(
+    broken_copy: Path, original: str, broken: str, check: str
+) -> None:
+    manifest = broken_copy / "base" / "network-policy.yaml"
+    text = manifest.read_text()
+    assert text.count(original) == 1
+    manifest.write_text(text.replace(original, broken))
+    objects = render(broken_copy / "base")
+    policies = list(kinds(objects, "NetworkPolicy").values())
+    notify = one(objects, "Deployment", "notify")
+    if check == "egress":
+        assert may_connect(notify, policies, "169.254.169.254", 443)
+    else:
+        assert admitted(notify, policies) == [
+            {"from": [{"podSelector": {"matchLabels": {"app.kubernetes.io/part-of": "shikoku"}}}]}
+        ]
 
 
 @ALL
@@ -518,7 +695,7 @@ def test_the_external_redis_overlay_leaves_ours_out_and_names_the_charts() -> No
     assert "redis" not in kinds(objects, "StatefulSet")
     assert not [o for o in objects if o["metadata"]["name"].startswith("redis-headless")]
     assert not [n for n in kinds(objects, "ConfigMap") if n.startswith("redis-cluster")]
-    for name in ("gateway", "lobby", "rules"):
+    for name in ("gateway", "lobby", "rules", "notify"):
         env = pod_spec(one(objects, "Deployment", name))["containers"][0]["env"]
         names = [e["name"] for e in env]
         # $(REDIS_PASSWORD) is expanded only from variables defined before it.
@@ -592,7 +769,8 @@ def test_the_tournament_overlay_sets_its_image_settings_and_scraping() -> None:
     assert settings["SHIKOKU_RULES_CACHED_GAMES"] == "5000"
     # Merged: everything else as the base has it.
     assert {k: v for k, v in settings.items() if k in base and v != base[k]} == {
-        "SHIKOKU_WEB_ORIGINS": "https://tournament.example.org"
+        "SHIKOKU_WEB_ORIGINS": "https://tournament.example.org",
+        "SHIKOKU_PUBLIC_URL": "https://tournament.example.org",
     }
     assert "allow-metrics-scraping" in kinds(objects, "NetworkPolicy")
     redis = pod_spec(one(objects, "StatefulSet", "redis"))["containers"][0]
