@@ -48,9 +48,11 @@ def table_document(
     table = table or lobby_pb2.Table(table_id=entry.table_id)
     game = table.game
     names = {seat.number: seat.player_name for seat in table.seats}
-    finished = game.finished or table.status in (
-        lobby_pb2.TABLE_STATUS_FINISHED,
-        lobby_pb2.TABLE_STATUS_ABANDONED,
+    # A recorded result says so even before the table's own last change has been heard of.
+    finished = (
+        bool(entry.end_reason)
+        or game.finished
+        or table.status in (lobby_pb2.TABLE_STATUS_FINISHED, lobby_pb2.TABLE_STATUS_ABANDONED)
     )
     return {
         "table_id": entry.table_id,
@@ -208,10 +210,22 @@ def watch_status(client: Client, tournament_id: str) -> int:
                 tables[item.table.table_id] = item.table
             if tournament is None:
                 continue
+            if tournament.finished:
+                tables = _as_ended(client, tables)
             live.update(render(status_document(tournament, tables, now_ms())), refresh=True)
             if tournament.finished:
                 return 0
     return 0
+
+
+def _as_ended(client: Client, tables: Mapping[str, lobby_pb2.Table]) -> dict[str, lobby_pb2.Table]:
+    """The last round's tables for the last frame: the stream may bring a table's final change
+    after the result that ends the tournament, so a table not yet heard of as finished is read
+    once more (GetTable, with its clocks stopped)."""
+    return {
+        table_id: table if table.game.finished else client.get_table(table_id)
+        for table_id, table in tables.items()
+    }
 
 
 def _round_tables(

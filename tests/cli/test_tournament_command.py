@@ -222,6 +222,17 @@ def test_a_table_not_yet_told_of() -> None:
     assert row["table_id"] == "t-2" and row["seats"] == [] and not row["finished"]
 
 
+def test_a_recorded_result_finishes_a_table_before_its_last_change_is_heard() -> None:
+    entry = lobby_pb2.TournamentTable(table_id="t-3", end_reason="bank")
+    playing = lobby_pb2.Table(
+        table_id="t-3",
+        status=lobby_pb2.TABLE_STATUS_STARTED,
+        game=lobby_pb2.GameSummary(acting_seats=[2], moved_at_ms=1),
+    )
+    row = table_document(entry, playing, STALLED_AFTER_MS + 1)
+    assert row["finished"] and row["end_reason"] == "bank" and not row["stalled"]
+
+
 # -- one-line refusals, as processes ----------------------------------------------------------
 
 
