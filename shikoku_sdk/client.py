@@ -313,6 +313,12 @@ class Client:
         request = lobby_pb2.SetNotificationTargetRequest(url=url, format=format)
         return self._call(self.lobby.SetNotificationTarget, request, retry=True)
 
+    def notification_health(self, tournament_id: str) -> list[lobby_pb2.NotificationHealth]:
+        """How each player's notifications have fared, in the tournament's player order (its
+        host's credential)."""
+        request = lobby_pb2.GetNotificationHealthRequest(tournament_id=tournament_id)
+        return list(self._call(self.lobby.GetNotificationHealth, request, retry=True).players)
+
     # -- games ------------------------------------------------------------------------------
 
     def state(self, game_id: str, version: int = 0) -> game_pb2.GameState:

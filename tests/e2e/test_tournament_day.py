@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from shikoku.v1 import lobby_pb2
+from shikoku_sdk import Client
 from tests.e2e.api import System
 
 pytestmark = pytest.mark.e2e
@@ -24,6 +26,9 @@ SHIKOKU = str(Path(sys.executable).parent / "shikoku")
 PLAYERS = 12
 ROUNDS = 2
 ROUND_SECONDS = 240  # three random games at once, to their ends
+# A public address the webhook guard accepts without a name to resolve; nothing is sent to it,
+# since no round of that tournament starts.
+PUBLIC_WEBHOOK = "https://192.0.32.10/hooks/shikoku"
 
 
 def shikoku(system: System, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -161,3 +166,32 @@ def test_a_refused_call_is_one_line(system: System) -> None:
     host = shikoku(system, "tournament", "start-round", "tn-nothing", "--host-token", "nope")
     assert host.returncode == 1 and len(host.stderr.splitlines()) == 1, host.stderr
     assert "Traceback" not in host.stderr
+
+
+def test_create_sets_the_webhooks_the_players_file_names(system: System, tmp_path: Path) -> None:
+    players_csv = tmp_path / "players.csv"
+    players_csv.write_text(
+        "name,webhook,webhook_format\n"
+        f"Alice,{PUBLIC_WEBHOOK}/a,slack\n"
+        "Bob,,\n"
+        f"Carol,{PUBLIC_WEBHOOK}/c,\n"
+    )
+    base = ("tournament", "create", "Hooks", "--table-size", "3", "--rounds", "1")
+    created = answer(shikoku(system, *base, "--players", str(players_csv), "--json"))
+    with Client(system.gateway, created["host_token"], api_key=system.api_key) as host:
+        health = host.notification_health(created["tournament_id"])
+    names = {p["player_id"]: p["name"] for p in created["players"]}
+    assert {names[h.player_id]: (h.display_name, h.has_target, h.format) for h in health} == {
+        "Alice": ("Alice", True, lobby_pb2.NOTIFICATION_FORMAT_SLACK),
+        "Bob": ("Bob", False, lobby_pb2.NOTIFICATION_FORMAT_UNSPECIFIED),
+        "Carol": ("Carol", True, lobby_pb2.NOTIFICATION_FORMAT_GENERIC),
+    }
+
+    # The guard refuses a webhook into this machine (loopback is not allowed here): the command
+    # says whose it is in one line and creates no tournament.
+    forbidden = tmp_path / "forbidden.csv"
+    forbidden.write_text("name,webhook\nAlice,\nMallory,https://127.0.0.1:8443/hook\n")
+    done = shikoku(system, *base, "--players", str(forbidden), "--json")
+    assert done.returncode == 1 and done.stdout == "", done
+    assert done.stderr.startswith("shikoku tournament create: FORBIDDEN_WEBHOOK_ADDRESS: ")
+    assert "the webhook of 'Mallory'" in done.stderr and len(done.stderr.splitlines()) == 1
