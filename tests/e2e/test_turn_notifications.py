@@ -27,6 +27,10 @@ pytestmark = pytest.mark.e2e
 
 SEATS = 3
 ARRIVAL_SECONDS = 30.0
+#: Turns the players wait to be told of before acting (then the bot plays at its own speed).
+WAITED_TURNS = 6
+#: Within one version: the start is told before a turn, a turn before the end.
+ORDER = {"game_started": 0, "your_turn": 1, "game_ended": 2}
 
 
 class Hook(BaseHTTPRequestHandler):
@@ -65,6 +69,26 @@ def client(system: System) -> Iterator[Client]:
     yield client
     client.channel.close()
     client.redis.close()
+
+
+class Inbox:
+    """What the receiver has been sent, as documents."""
+
+    def __init__(self, received: list[tuple[dict[str, str], bytes]]) -> None:
+        self._received = received
+
+    def told(self, event: str, player_id: str, least: int) -> bool:
+        return any(
+            m["event"] == event and m["player_id"] == player_id and m["version"] >= least
+            for m in (json.loads(body) for _, body in list(self._received))
+        )
+
+    def wait_for(self, event: str, player_id: str, least: int = 0) -> None:
+        """Until `player_id` is told `event` of a version `least` or later."""
+        deadline = time.monotonic() + ARRIVAL_SECONDS
+        while not self.told(event, player_id, least):
+            assert time.monotonic() < deadline, f"{player_id} never told {event} (>= {least})"
+            time.sleep(0.05)
 
 
 def turns_of(client: Client, game_id: str, seat: int, player_token: str) -> int:
@@ -114,23 +138,34 @@ def test_each_player_is_told_of_the_start_each_turn_once_and_the_end(
             metadata=auth(player.credential),
         )
         seat_of[player.player_id] = seat
+
     game_id = client.lobby.StartTable(
         lobby_pb2.StartTableRequest(table_id=table_id), metadata=auth(created.host_token)
     ).game_id
 
+    inbox = Inbox(received)
+    player_at = {seat: player_id for player_id, seat in seat_of.items()}
+    for player in players:
+        inbox.wait_for("game_started", player.player_id)
     with SdkClient(system.gateway, api_key=system.api_key) as sdk:
         seats = {seat_of[p.player_id]: sdk.with_credential(p.credential) for p in players}
-        RandomPlayer(game_id, seats, seed=5).play()
-
-    def messages() -> list[dict[str, Any]]:
-        return [json.loads(body) for _, body in list(received)]
-
-    deadline = time.monotonic() + ARRIVAL_SECONDS
-    while time.monotonic() < deadline:
-        ended = {m["player_id"] for m in messages() if m["event"] == "game_ended"}
-        if ended == set(seat_of):
-            break
-        time.sleep(0.2)
+        bot = RandomPlayer(game_id, seats, seed=5)
+        # As people play: a seat that comes to act is told so before it acts, for the first
+        # turns; then the bot plays the game out at its own speed.
+        acting_since: dict[int, int] = {}
+        waited = 0
+        versions = [client.stream_length(game_id)]
+        while True:
+            acting = sdk.state(game_id).acting_seats
+            acting_since = {seat: acting_since.get(seat, versions[-1]) for seat in acting}
+            for seat, since in acting_since.items():
+                if waited < WAITED_TURNS:
+                    inbox.wait_for("your_turn", player_at[seat], since)
+                    waited += 1
+            if not bot.step(lambda answer, _seconds: versions.append(answer.version)):
+                break
+    for player in players:
+        inbox.wait_for("game_ended", player.player_id)
     time.sleep(1.0)  # anything late would come now
     ours = [(headers, body) for headers, body in list(received) if b'"' + game_id.encode() in body]
     documents = [json.loads(body) for _, body in ours]
@@ -143,11 +178,12 @@ def test_each_player_is_told_of_the_start_each_turn_once_and_the_end(
     unique = {d["notification_id"]: d for d in documents}  # at least once: a repeat keeps its id
     assert len(unique) >= len(set(seat_of)) * 2
     for player in players:
-        told = [d for d in unique.values() if d["player_id"] == player.player_id]
-        events = [d["event"] for d in sorted(told, key=lambda d: d["version"])]
+        mine = [d for d in unique.values() if d["player_id"] == player.player_id]
+        in_order = sorted(mine, key=lambda d: (d["version"], ORDER[d["event"]]))
+        events = [d["event"] for d in in_order]
         assert events[0] == "game_started", events
         assert events[-1] == "game_ended", events
-        turns = [d for d in told if d["event"] == "your_turn"]
+        turns = [d for d in mine if d["event"] == "your_turn"]
         assert turns, events
         for turn in turns:  # told only when the seat must act
             state = client.game.GetState(
