@@ -194,3 +194,67 @@ def test_each_player_is_told_of_the_start_each_turn_once_and_the_end(
         # no storm: never more than once per time the seat came to act
         assert len(turns) <= turns_of(client, game_id, seat_of[player.player_id], player.credential)
     assert len(ids) - len(unique) <= len(unique) // 10  # repeats are the exception
+
+
+class Refusing(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(500)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_receiver_that_fails_is_retried_and_its_host_sees_the_failures(
+    client: Client,
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        host = client.lobby.RegisterPlayer(
+            lobby_pb2.RegisterPlayerRequest(display_name="Director", role=lobby_pb2.ROLE_HOST)
+        )
+        players = [
+            client.lobby.RegisterPlayer(lobby_pb2.RegisterPlayerRequest(display_name=name))
+            for name in ("Failing", "Quiet")
+        ]
+        client.lobby.SetNotificationTarget(
+            lobby_pb2.SetNotificationTargetRequest(
+                url=f"http://127.0.0.1:{server.server_address[1]}/hook",
+                format=lobby_pb2.NOTIFICATION_FORMAT_SLACK,
+            ),
+            metadata=auth(players[0].credential),
+        )
+        tournament = client.lobby.CreateTournament(
+            lobby_pb2.CreateTournamentRequest(
+                name="Failing hooks", player_ids=[p.player_id for p in players], table_size=2
+            ),
+            metadata=auth(host.credential),
+        )
+        client.lobby.StartRound(
+            lobby_pb2.StartRoundRequest(tournament_id=tournament.tournament_id),
+            metadata=auth(host.credential),
+        )
+        request = lobby_pb2.GetNotificationHealthRequest(tournament_id=tournament.tournament_id)
+        deadline = time.monotonic() + ARRIVAL_SECONDS
+        while True:
+            health = {
+                h.player_id: h
+                for h in client.lobby.GetNotificationHealth(
+                    request, metadata=auth(host.credential)
+                ).players
+            }
+            failing = health[players[0].player_id]
+            if failing.failed_attempts >= 2:  # tried, and tried again
+                break
+            assert time.monotonic() < deadline, failing
+            time.sleep(0.2)
+        assert failing.has_target and failing.format == lobby_pb2.NOTIFICATION_FORMAT_SLACK
+        assert "500" in failing.last_error and failing.last_error_at_ms > 0
+        assert failing.delivered == 0
+        quiet = health[players[1].player_id]
+        assert not quiet.has_target and quiet.failed_attempts == 0
+        assert quiet.display_name == "Quiet"
+    finally:
+        server.shutdown()
