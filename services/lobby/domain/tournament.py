@@ -554,6 +554,12 @@ def record_result(
     return [recorded]
 
 
+def seated_at(tournament: Tournament, table_id: str) -> list[str]:
+    """The players the current round seated at `table_id`, in seat order: a seat's result is
+    theirs even when the host has given the seat to another player since (ReplaceSeat)."""
+    return _table_of_current_round(tournament, table_id)[1]
+
+
 def _table_of_current_round(tournament: Tournament, table_id: str) -> tuple[Round, list[str]]:
     current = tournament.current_round
     slot = current.slot_of(table_id) if current else None

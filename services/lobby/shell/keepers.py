@@ -25,6 +25,7 @@ from services.lobby.domain import tables
 from services.lobby.domain.clocks import Tick, clocks, verdict
 from services.lobby.shell.repository import TableRepository
 from services.lobby.shell.tournaments_service import TournamentRepository, Tournaments
+from services.projections.game_summaries import read_summary, summary_moved
 from shikoku.internal.v1 import rules_pb2, rules_pb2_grpc
 
 CLOCKED = "tables:clocked"
@@ -47,11 +48,16 @@ class ClockKeeper:
     """Applies the clocks' verdicts to the clocked tables whose games are running."""
 
     def __init__(
-        self, redis: Redis, repo: TableRepository, rules: rules_pb2_grpc.RulesServiceAsyncStub
+        self,
+        redis: Redis,
+        repo: TableRepository,
+        rules: rules_pb2_grpc.RulesServiceAsyncStub,
+        shards: int,
     ) -> None:
         self._redis = redis
         self._repo = repo
         self._rules = rules
+        self._shards = shards
 
     async def run_once(self) -> None:
         members = cast(set[bytes], await self._redis.smembers(CLOCKED))
@@ -78,6 +84,11 @@ class ClockKeeper:
         if not events:
             return False
         await self._repo.append(table_id, version, events)
+        # A seat running out changes its table, not its game: the feed tells its watchers.
+        summary = await read_summary(self._redis, table.game_id)
+        await summary_moved(
+            self._redis, table.game_id, summary.version if summary else 0, self._shards
+        )
         if any(v.kind == "forfeited" for v in decided):
             await self._rules.EndGame(rules_pb2.EndGameRequest(game_id=table.game_id), timeout=10)
             return True

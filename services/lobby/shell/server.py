@@ -746,7 +746,7 @@ def build_lobby(
     players_repo = PlayerRepository(EventStore(redis, "player", replication))
     tournaments_repo = TournamentRepository(EventStore(redis, "tournament", replication), redis)
     tournaments = Tournaments(tournaments_repo, tables_repo, players_repo, settings.secret)
-    clock_keeper = ClockKeeper(redis, tables_repo, rules)
+    clock_keeper = ClockKeeper(redis, tables_repo, rules, settings.summaries.count)
     result_keeper = ResultKeeper(tournaments_repo, tournaments)
     feed = SummaryFeed(redis, settings.summaries.count)
     webhooks = WebhookGuard(allow_loopback=settings.webhooks.allow_loopback)

@@ -322,9 +322,12 @@ class Tournaments:
                 continue
             result = summary.document["result"]
             by_seat = {int(seat): worth for seat, worth in result["net_worths"].items()}
-            net_worths = {s.player_id: by_seat[s.number] for s in table.seats}
+            entrants = tournament.seated_at(found, table_id)
+            net_worths = {entrants[s.number - 1]: by_seat[s.number] for s in table.seats}
             forfeited = [
-                s.player_id for s in table.seats if (s.number, "forfeited") in table.ran_out
+                entrants[s.number - 1]
+                for s in table.seats
+                if (s.number, "forfeited") in table.ran_out
             ]
             end = "forfeit" if forfeited else result["reason"]
             found = await self._repo.append(
