@@ -40,6 +40,7 @@ from services.lobby.domain.access import (
 )
 from services.lobby.domain.clocks import clocks
 from services.lobby.shell.accounts import PlayerRepository, identify
+from services.lobby.shell.at_once import each_at_once
 from services.lobby.shell.credentials import credential_hash, new_credential, new_id
 from services.lobby.shell.keepers import (
     KEEPERS_LEASE,
@@ -456,8 +457,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         writes), it finishes and answers that round, never a second one."""
         caller = await self._caller(context)
         found, seated = await self._tournaments.seat_round(caller, request.tournament_id)
-        for version, table in seated:
-            await self._start_in_round(table, version)
+        await each_at_once(seated, lambda seat: self._start_in_round(seat[1], seat[0]))
         return tournament_to_proto(found)
 
     async def _start_in_round(self, table: tables.Table, version: int) -> None:

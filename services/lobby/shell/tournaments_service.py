@@ -21,6 +21,7 @@ from services.lobby.domain.clocks import ClockSettings
 from services.lobby.domain.standings import standings_csv, standings_json
 from services.lobby.domain.tables import Spectating
 from services.lobby.shell.accounts import PlayerRepository
+from services.lobby.shell.at_once import each_at_once
 from services.lobby.shell.credentials import credential_hash, new_credential, new_id
 from services.lobby.shell.repository import TableRepository
 from shikoku.v1 import lobby_pb2
@@ -216,12 +217,14 @@ class Tournaments:
         assert current is not None
         table_ids = tournament.round_table_ids(found, current)
         if current.tables_assigned:  # assigned once every table was created
-            return found, [await self._tables.load(table_id) for table_id in table_ids]
+            return found, await each_at_once(table_ids, self._tables.load)
         options = await self._repo.options(tournament_id)
-        seated = [
-            await self._create_table(found, current, slot, table_id, host_player_id, options)
-            for slot, table_id in enumerate(table_ids)
-        ]
+
+        async def create(slot: int) -> tuple[int, tables.Table]:
+            table_id = table_ids[slot]
+            return await self._create_table(found, current, slot, table_id, host_player_id, options)
+
+        seated = await each_at_once(range(len(table_ids)), create)
         return await self._assign(tournament_id, table_ids), seated
 
     async def _create_table(
