@@ -18,6 +18,10 @@ Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 
 DEFAULT_DEADLINE_SECONDS = 10.0
+#: Calls whose work grows with what they are given, bound longer (the caller's own deadline,
+#: when shorter, still holds): StartRound creates and starts every table of a round, and a
+#: round of a thousand tables takes more than ten seconds.
+LONG_CALL_SECONDS = {"/shikoku.v1.LobbyService/StartRound": 300.0}
 
 #: A method's behaviour as grpc.aio calls it: (request, context) -> a response, or an async
 #: iterator of responses. `Any` at this seam only: the servicers' own methods stay typed.
@@ -34,22 +38,23 @@ def _forwarded_metadata(
     )
 
 
-def _timeout(context: Context) -> float:
+def _timeout(context: Context, bound: float) -> float:
     remaining = context.time_remaining()
-    return (
-        DEFAULT_DEADLINE_SECONDS if remaining is None else min(remaining, DEFAULT_DEADLINE_SECONDS)
-    )
+    return bound if remaining is None else min(remaining, bound)
 
 
 async def forward(
     call: Callable[..., Awaitable[Resp]],
     request: Req,
     context: Context,
+    bound: float = DEFAULT_DEADLINE_SECONDS,
 ) -> Resp:
-    """Calls `call(request)` upstream; an upstream error ends this call with the same status,
-    message and rich error details."""
+    """Calls `call(request)` upstream within `bound` seconds (or the caller's deadline, if
+    sooner); an upstream error ends this call with the same status, message and rich error
+    details."""
+    timeout = _timeout(context, bound)
     try:
-        return await call(request, metadata=_forwarded_metadata(context), timeout=_timeout(context))
+        return await call(request, metadata=_forwarded_metadata(context), timeout=timeout)
     except grpc.aio.AioRpcError as error:
         await relay_error(error, context)
         raise
@@ -108,9 +113,10 @@ def _forwarder(method: MethodDescriptor, upstream: grpc.aio.Channel) -> Behaviou
 
         return streamed
     call: Any = upstream.unary_unary(path, **serializers)
+    bound = LONG_CALL_SECONDS.get(path, DEFAULT_DEADLINE_SECONDS)
 
     async def unary(request: Any, context: Context) -> Any:
-        return await forward(call, request, context)
+        return await forward(call, request, context, bound)
 
     return unary
 

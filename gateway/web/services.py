@@ -16,7 +16,8 @@ from connectrpc.server import ConnectASGIApplication
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 
-from gateway.web.upstream import Context, stream, unary
+from gateway.web.upstream import UNARY_DEADLINE_SECONDS, Context, stream, unary
+from infra.forwarding import LONG_CALL_SECONDS
 
 #: A Connect endpoint's function: (request, context) -> an awaitable response, or an async
 #: iterator of responses. `Any` at this seam only: what it passes on is the gateway's to check.
@@ -45,9 +46,10 @@ def _forwarder(method: MethodDescriptor, channel: grpc.aio.Channel) -> Function:
         streamed: Any = channel.unary_stream(path, **serializers)
         return lambda request, ctx: stream(streamed, request, ctx)
     call: Any = channel.unary_unary(path, **serializers)
+    cap = LONG_CALL_SECONDS.get(path, UNARY_DEADLINE_SECONDS)
 
     async def answered(request: Any, ctx: Context) -> Any:
-        return await unary(call, request, ctx)
+        return await unary(call, request, ctx, cap)
 
     return answered
 

@@ -78,14 +78,13 @@ def relayed(error: grpc.aio.AioRpcError, ctx: Context) -> ConnectError:
 
 
 async def unary(
-    call: grpc.aio.UnaryUnaryMultiCallable[Req, Resp], request: Req, ctx: Context
+    call: grpc.aio.UnaryUnaryMultiCallable[Req, Resp],
+    request: Req,
+    ctx: Context,
+    cap: float = UNARY_DEADLINE_SECONDS,
 ) -> Resp:
     try:
-        return await call(
-            request,
-            metadata=call_metadata(ctx),
-            timeout=_timeout(ctx, UNARY_DEADLINE_SECONDS),
-        )
+        return await call(request, metadata=call_metadata(ctx), timeout=_timeout(ctx, cap))
     except grpc.aio.AioRpcError as error:
         raise relayed(error, ctx) from None
 
