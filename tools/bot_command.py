@@ -2,11 +2,16 @@
 `shikoku tournament create --json` printed) hold at their tournament's tables, round after
 round, until the tournament has finished (or Ctrl-C).
 
-Seats are found from the tournament (GetTournament: each table of the current round lists its
-players in seat order); a player's own credential acts for each of their seats. Each game is
-played by the SDK's random player (`shikoku_sdk.random_player.RandomPlayer`) in short slices on
-a few threads: a slice takes actions while one of our seats must act and hands the game back
-when none does, so a game waiting for a seat played elsewhere (`--only`) holds no thread.
+Seats are found from the tournament (each table of the current round lists its players in seat
+order), which comes over WatchTournament, the tournament's one stream, with each change of its
+tables; a player's own credential acts for each of their seats. Each game is played by the SDK's
+random player (`shikoku_sdk.random_player.RandomPlayer`) in short slices on a few threads: a
+slice takes actions while one of our seats must act and hands the game back when none does, so
+a game waiting for a seat played elsewhere (`--only`) holds no thread. A game handed back is
+taken up again as soon as the stream says its table changed, and otherwise asked about after
+waits that double from FIRST_WAIT_SECONDS to IDLE_SECONDS: the stream trails the game by a
+moment, which a quick look saves when another bot plays the other seats, while a seat whose
+player thinks for minutes is asked about once every IDLE_SECONDS.
 """
 
 from __future__ import annotations
@@ -30,8 +35,12 @@ from tools.tournament_input import InputError
 STRATEGIES = ("random",)
 WORKERS = 8
 SLICE_ACTIONS = 40  # a slice's actions at most, so that every game gets its turns
-WAIT_SECONDS = 0.3  # before asking again about a game where none of our seats had to act
-REFRESH_SECONDS = 1.0  # between reads of the tournament (a new round, results recorded)
+# Before asking again about a game where none of our seats could act: FIRST_WAIT_SECONDS,
+# doubling while nothing changes up to IDLE_SECONDS; a change heard of on the stream asks at once.
+FIRST_WAIT_SECONDS = 0.1
+IDLE_SECONDS = 5.0
+HEARTBEAT_SECONDS = 5  # the stream's, so that a dead one is noticed
+SEATING_SECONDS = 0.5  # before looking again at a table of ours whose game has not started
 TICK_SECONDS = 0.02
 Say = Callable[[str], None]
 
@@ -86,6 +95,8 @@ class Game:
     player: RandomPlayer
     due: float = 0.0
     slice: Future[int] | None = field(default=None, repr=False)
+    changed: bool = False  # its table changed while a slice was under way
+    wait: float = FIRST_WAIT_SECONDS  # after the next slice that takes no action
 
 
 class TournamentBot:
@@ -101,63 +112,100 @@ class TournamentBot:
         self._games: dict[str, Game] = {}  # by table id
         self._stop = threading.Event()
         self._round = 0
+        self._live: set[str] = set()  # the tables of ours whose result is not recorded
+        self._heard = _Heard()
 
     def run(self) -> lobby_pb2.Tournament:
         """Plays until the tournament has finished; returns it as it ended."""
+        listener = threading.Thread(target=self._listen, name="bot-stream", daemon=True)
+        listener.start()
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="bot") as pool:
             try:
                 return self._run(pool)
             finally:
                 self._stop.set()  # slices under way end after their current action
 
+    def _listen(self) -> None:
+        """Follows WatchTournament (the SDK opens it again when it breaks) until the bot stops;
+        the channel's closing ends a call under way."""
+        try:
+            for item in self._client.watch_tournament(self._tournament_id, HEARTBEAT_SECONDS):
+                if self._stop.is_set():
+                    return
+                kind = item.WhichOneof("item")
+                if kind == "tournament":
+                    self._heard.tournament(item.tournament)
+                elif kind == "table":
+                    self._heard.table(item.table.table_id)
+        except Exception as error:  # handed to the main thread, which raises it
+            if not self._stop.is_set():
+                self._heard.failed(error)
+
     def _run(self, pool: ThreadPoolExecutor) -> lobby_pb2.Tournament:
-        refresh_at = 0.0
+        followed: lobby_pb2.Tournament | None = None
+        seated_by = 0.0  # when to follow it (again: a table of ours had no game yet)
         while True:
             now = time.monotonic()
-            if now >= refresh_at:
-                tournament = self._client.get_tournament(self._tournament_id)
-                if tournament.finished:
-                    return tournament
-                self._follow(tournament)
-                refresh_at = now + REFRESH_SECONDS
-            for game in self._games.values():
-                if game.slice is None and game.due <= now:
-                    game.slice = pool.submit(self._play_slice, game.player)
-                elif game.slice is not None and game.slice.done():
+            tournament, changed = self._heard.take()
+            if tournament is not None and tournament.finished:
+                return tournament
+            if tournament is not None:
+                followed, seated_by = tournament, now
+            if followed is not None and 0 < seated_by <= now:
+                seated_by = 0.0 if self._follow(followed) else now + SEATING_SECONDS
+            for table_id in changed:
+                if (woken := self._games.get(table_id)) is not None:
+                    woken.changed = True
+            for game in list(self._games.values()):
+                if game.slice is not None and game.slice.done():
                     taken = game.slice.result()  # a refused call stops the bot
                     game.slice = None
-                    game.due = now if taken else now + WAIT_SECONDS
+                    if taken:
+                        game.due, game.wait = now, FIRST_WAIT_SECONDS
+                    else:
+                        game.due, game.wait = now + game.wait, min(2 * game.wait, IDLE_SECONDS)
+                if game.slice is None and game.table_id not in self._live:
+                    del self._games[game.table_id]
+                    continue
+                if game.slice is None and game.changed:
+                    game.changed, game.due, game.wait = False, now, FIRST_WAIT_SECONDS
+                if game.slice is None and game.due <= now:
+                    game.slice = pool.submit(self._play_slice, game.player)
             time.sleep(TICK_SECONDS)
 
-    def _follow(self, tournament: lobby_pb2.Tournament) -> None:
+    def _follow(self, tournament: lobby_pb2.Tournament) -> bool:
         """Takes up the current round's tables where we hold seats; lets go of those whose
-        result is recorded."""
+        result is recorded. False if one of ours has no game yet (to be looked at again)."""
         if not tournament.rounds:
-            return
+            return True
         current = tournament.rounds[-1]
         if current.number != self._round:
             self._round = current.number
             self._say(f"round {current.number}: {len(current.tables)} tables")
-        live = set()
+        live: set[str] = set()
+        seated = True
         for entry in current.tables:
-            if entry.end_reason:
-                continue
             seats = {
                 seat: self._by_id[player_id]
                 for seat, player_id in enumerate(entry.player_ids, start=1)
                 if player_id in self._by_id
             }
-            if not entry.table_id or not seats:
+            if entry.end_reason or not seats:
+                continue
+            if not entry.table_id:
+                seated = False  # a round still being seated
                 continue
             live.add(entry.table_id)
             if entry.table_id not in self._games:
                 game_id = self._client.get_table(entry.table_id).game_id
-                if game_id:
-                    rng = random.Random(game_id)  # the same game plays the same way again
-                    player = RandomPlayer(game_id, seats, rng)
-                    self._games[entry.table_id] = Game(entry.table_id, player)
-        for table_id in [t for t, g in self._games.items() if t not in live and g.slice is None]:
-            del self._games[table_id]
+                if not game_id:
+                    seated = False
+                    continue
+                rng = random.Random(game_id)  # the same game plays the same way again
+                player = RandomPlayer(game_id, seats, rng)
+                self._games[entry.table_id] = Game(entry.table_id, player)
+        self._live = live
+        return seated
 
     def _play_slice(self, player: RandomPlayer) -> int:
         """Actions while one of our seats must act, up to SLICE_ACTIONS; how many."""
@@ -171,6 +219,39 @@ class TournamentBot:
             if error.code != grpc.StatusCode.FAILED_PRECONDITION:
                 raise
         return taken
+
+
+class _Heard:
+    """What the stream has brought since the bot last looked, handed from its thread: the
+    latest tournament, the tables that have changed, or why it stopped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tournament: lobby_pb2.Tournament | None = None
+        self._tables: set[str] = set()
+        self._error: Exception | None = None
+
+    def tournament(self, tournament: lobby_pb2.Tournament) -> None:
+        with self._lock:
+            self._tournament = tournament
+
+    def table(self, table_id: str) -> None:
+        with self._lock:
+            self._tables.add(table_id)
+
+    def failed(self, error: Exception) -> None:
+        with self._lock:
+            self._error = error
+
+    def take(self) -> tuple[lobby_pb2.Tournament | None, set[str]]:
+        """The tournament if a newer one came (else None) and the tables changed since the
+        last take; raises what stopped the stream."""
+        with self._lock:
+            if self._error is not None:
+                raise self._error
+            tournament, tables = self._tournament, self._tables
+            self._tournament, self._tables = None, set()
+        return tournament, tables
 
 
 def main(

@@ -9,6 +9,9 @@ import csv
 import io
 import json
 import os
+import pty
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -195,3 +198,97 @@ def test_create_sets_the_webhooks_the_players_file_names(system: System, tmp_pat
     assert done.returncode == 1 and done.stdout == "", done
     assert done.stderr.startswith("shikoku tournament create: FORBIDDEN_WEBHOOK_ADDRESS: ")
     assert "the webhook of 'Mallory'" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_two_bots_share_the_tables_each_playing_only_its_own_players(
+    system: System, tmp_path: Path
+) -> None:
+    """Each table has a seat of each bot: a bot whose seats wait hands the game back and takes
+    it up again when the stream says the table moved."""
+    players_csv = tmp_path / "players.csv"
+    players_csv.write_text("name\nAiko\nBashir\nChen\nDara\n")
+    base = ("tournament", "create", "Pairs", "--table-size", "2", "--rounds", "1")
+    created = answer(shikoku(system, *base, "--players", str(players_csv), "--json"))
+    players_json = tmp_path / "players.json"
+    players_json.write_text(json.dumps(created))
+    tournament_id = created["tournament_id"]
+    start = ("tournament", "start-round", tournament_id, "--host-token", created["host_token"])
+    seating = answer(shikoku(system, *start, "--json"))
+    seats = [[seat["name"] for seat in table["seats"]] for table in seating["tables"]]
+    halves = [",".join(table[0] for table in seats), ",".join(table[1] for table in seats)]
+    bots = [
+        subprocess.Popen(
+            [SHIKOKU, "bot", "--players-json", str(players_json), "--only", half],
+            env=_environment(system),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for half in halves
+    ]
+    try:
+        for bot in bots:
+            out, err = bot.communicate(timeout=ROUND_SECONDS)
+            assert (bot.returncode, err) == (0, ""), err
+            assert out.startswith(f"playing 2 players in {tournament_id}\n")
+            assert f"tournament {tournament_id} finished after 1 rounds" in out
+    finally:
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.wait()
+    final = answer(shikoku(system, "tournament", "status", tournament_id, "--json"))
+    assert final["finished"] and all(table["finished"] for table in final["tables"])
+
+
+def test_ctrl_c_stops_the_bot_and_the_live_status_in_one_line(
+    system: System, tmp_path: Path
+) -> None:
+    players_csv = tmp_path / "players.csv"
+    players_csv.write_text("name\nAiko\nBashir\n")
+    base = ("tournament", "create", "Short", "--table-size", "2", "--rounds", "1")
+    created = answer(shikoku(system, *base, "--players", str(players_csv), "--json"))
+    players_json = tmp_path / "players.json"
+    players_json.write_text(json.dumps(created))
+
+    bot = subprocess.Popen(
+        [SHIKOKU, "bot", "--players-json", str(players_json)],
+        env=_environment(system),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert bot.stdout is not None
+    assert bot.stdout.readline().startswith("playing 2 players")  # under way
+    assert interrupted(bot) == (130, "shikoku bot: stopped\n")
+
+    # The live table, on a terminal, is drawn before the first change; Ctrl-C ends it.
+    screen, terminal = pty.openpty()
+    status = subprocess.Popen(
+        [SHIKOKU, "tournament", "status", created["tournament_id"], "--watch"],
+        env=_environment(system),
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(terminal)
+    try:
+        drawn = b""
+        while b"Short (" not in drawn:
+            assert select.select([screen], [], [], 30)[0], drawn
+            drawn += os.read(screen, 4096)
+        assert interrupted(status) == (130, "shikoku tournament status: stopped\n")
+    finally:
+        os.close(screen)
+
+
+def interrupted(process: subprocess.Popen[str]) -> tuple[int, str]:
+    """Ctrl-C: the exit status and what it wrote on stderr."""
+    try:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, err
