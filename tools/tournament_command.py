@@ -15,7 +15,7 @@ from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client, ShikokuError
 from tools.gateway_command import require_gateway, run_against_gateway
 from tools.tournament_input import Entrant, InputError, parse_clock, read_players
-from tools.tournament_status import console, show_status, watch_status
+from tools.tournament_status import console, round_tables, show_status, watch_status
 
 HOST_NAME = "host"  # the display name of the host each `create` registers
 TABLE_SIZES = range(2, 7)
@@ -109,7 +109,12 @@ def start_round(
         with Client(gateway, host_token, api_key=api_key) as host:
             tournament = host.start_round(tournament_id)
             current = tournament.rounds[-1]
-            tables = [host.get_table(t.table_id) for t in current.tables]
+            # Listed page by page rather than read a table at a time (a round may have 1,000).
+            listed = round_tables(host, tournament_id, current)
+            tables = [
+                listed[t.table_id] if listed[t.table_id].game_id else host.get_table(t.table_id)
+                for t in current.tables
+            ]
         started = {
             "round": current.number,
             "tables": [

@@ -205,7 +205,7 @@ def watch_status(client: Client, tournament_id: str) -> int:
                 current = current_round(tournament)
                 if current is not None and current.number != shown_round:
                     shown_round = current.number
-                    tables = _round_tables(client, tournament_id, current)
+                    tables = round_tables(client, tournament_id, current)
             elif kind == "table" and item.table.table_id in tables:
                 tables[item.table.table_id] = item.table
             if tournament is None:
@@ -228,7 +228,7 @@ def _as_ended(client: Client, tables: Mapping[str, lobby_pb2.Table]) -> dict[str
     }
 
 
-def _round_tables(
+def round_tables(
     client: Client, tournament_id: str, current: lobby_pb2.TournamentRound
 ) -> dict[str, lobby_pb2.Table]:
     """The round's tables as ListTables has them (newest first, so the current round's come
