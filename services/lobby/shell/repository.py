@@ -60,6 +60,10 @@ class TableRepository:
     async def summary(self, table: tables.Table) -> Summary | None:
         return await read_summary(self._redis, table.game_id) if table.started else None
 
+    async def summaries(self, game_ids: Sequence[str]) -> list[Summary | None]:
+        """The summaries of several games, in one round trip."""
+        return await read_summaries(self._redis, game_ids)
+
 
 def _folded(table_id: str, events: Sequence[StoredEvent]) -> tables.Table:
     table = tables.fold((e.type, e.payload) for e in events)

@@ -24,6 +24,7 @@ from services.lobby.shell.accounts import PlayerRepository
 from services.lobby.shell.at_once import each_at_once
 from services.lobby.shell.credentials import credential_hash, new_credential, new_id
 from services.lobby.shell.repository import TableRepository
+from services.projections.game_summaries import Summary
 from shikoku.v1 import lobby_pb2
 
 SCHEMA = 1
@@ -166,6 +167,8 @@ class Tournaments:
         self._tables = tables_repo
         self._players = players_repo
         self._secret = secret or secrets.token_bytes(32)
+        #: Each started table's game, which never changes: results are looked for by game.
+        self._games: dict[str, str] = {}
 
     async def create(
         self, caller: Caller, request: lobby_pb2.CreateTournamentRequest
@@ -316,13 +319,11 @@ class Tournaments:
         if current is None:
             return False
         recorded = False
-        for table_id in current.table_ids:
-            if current.result_of(table_id) is not None:
-                continue
-            _table_version, table = await self._tables.load(table_id)
-            summary = await self._tables.summary(table)
+        waiting = [t for t in current.table_ids if current.result_of(t) is None]
+        for table_id, summary in zip(waiting, await self._summaries(waiting), strict=True):
             if summary is None or not summary.document["finished"]:
                 continue
+            _table_version, table = await self._tables.load(table_id)
             result = summary.document["result"]
             by_seat = {int(seat): worth for seat, worth in result["net_worths"].items()}
             entrants = tournament.seated_at(found, table_id)
@@ -341,6 +342,19 @@ class Tournaments:
             version = (await self._repo.load(tournament_id))[0]
             recorded = True
         return recorded
+
+    async def _summaries(self, table_ids: list[str]) -> list[Summary | None]:
+        """The game summaries of the tables (None for a table not started), read at once:
+        the tables are loaded only the first time, for their game ids."""
+        for table_id in table_ids:
+            if table_id not in self._games:
+                _version, table = await self._tables.load(table_id)
+                if table.started:
+                    self._games[table_id] = table.game_id
+        started = [t for t in table_ids if t in self._games]
+        summaries = await self._tables.summaries([self._games[t] for t in started])
+        found = dict(zip(started, summaries, strict=True))
+        return [found.get(table_id) for table_id in table_ids]
 
     async def load(self, tournament_id: str) -> tuple[int, tournament.Tournament]:
         return await self._repo.load(tournament_id)
