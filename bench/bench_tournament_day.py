@@ -174,7 +174,8 @@ def main() -> None:
                 system.api_key,
             ],
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
             env=dict(os.environ, TERM="dumb", COLUMNS="200"),
         )
         pids["status --watch"] = watcher.pid
@@ -182,9 +183,12 @@ def main() -> None:
             time.sleep(2)
             rss_live = {name: rss_mb(pid) for name, pid in pids.items()}
             resting = cpu_percent(pids, WINDOW_SECONDS)
-            acknowledged, playing = play_sample(system, round_, credentials, console)
+            acknowledged, playing = play_sample(system, round_, credentials, pids)
             print_figures(pids, rss_before, rss_live, resting, playing, len(round_.tables))
             print_delays(console, acknowledged)
+            if (ended := watcher.poll()) is not None:
+                said = watcher.stderr.read() if watcher.stderr else ""
+                print(f"status --watch ended early, exit {ended}: {said!r}")
         finally:
             watcher.terminate()
             watcher.wait(timeout=10)
@@ -194,7 +198,7 @@ def play_sample(
     system: System,
     round_: lobby_pb2.TournamentRound,
     credentials: dict[str, str],
-    console: Console,
+    pids: dict[str, int],
 ) -> tuple[list[Acknowledged], dict[str, float]]:
     """Plays `SAMPLE` tables at human pace over one window; the commands acknowledged, and
     each process's CPU over the window."""
@@ -239,7 +243,6 @@ def play_sample(
     ]
     for thread in threads:
         thread.start()
-    pids = watched_processes(system)
     playing = cpu_percent(pids, WINDOW_SECONDS)
     stop.set()
     for thread in threads:

@@ -22,6 +22,7 @@ from shikoku_sdk import Client
 
 STALLED_AFTER_MS = 5 * 60 * 1000
 PLAIN_WIDTH = 200  # not on a terminal (a pipe, a log): rows are not wrapped to 80 columns
+DRAW_SECONDS = 0.5
 WATCH_HEARTBEAT_SECONDS = 5  # the live table's stalled marks and clocks are redrawn this often
 TableDocument = dict[str, Any]
 
@@ -197,6 +198,7 @@ def watch_status(client: Client, tournament_id: str) -> int:
     tournament: lobby_pb2.Tournament | None = None
     tables: dict[str, lobby_pb2.Table] = {}
     shown_round = -1
+    drawn_at = 0.0
     with Live(console=console(), auto_refresh=False) as live:
         for item in client.watch_tournament(tournament_id, WATCH_HEARTBEAT_SECONDS):
             kind = item.WhichOneof("item")
@@ -212,7 +214,11 @@ def watch_status(client: Client, tournament_id: str) -> int:
                 continue
             if tournament.finished:
                 tables = _as_ended(client, tables)
-            live.update(render(status_document(tournament, tables, now_ms())), refresh=True)
+            # A round of a thousand tables changes many times a second: drawn at most every
+            # DRAW_SECONDS (a change since is drawn with the next item, a heartbeat at most).
+            if kind != "table" or time.monotonic() - drawn_at >= DRAW_SECONDS:
+                live.update(render(status_document(tournament, tables, now_ms())), refresh=True)
+                drawn_at = time.monotonic()
             if tournament.finished:
                 return 0
     return 0
