@@ -176,7 +176,7 @@ def run_system(started: list[Running], *args: str, environment: dict[str, str]) 
     return system
 
 
-def test_make_runs_banner_gives_the_redis_url_and_the_board_page_with_its_key(
+def test_make_runs_banner_gives_the_redis_url_and_the_pages_with_their_key(
     running: list[Running],
 ) -> None:
     system = run_system(running, environment=env())
@@ -194,6 +194,11 @@ def test_make_runs_banner_gives_the_redis_url_and_the_board_page_with_its_key(
     with urllib.request.urlopen(page.group(1), timeout=10) as answer:
         assert answer.status == 200
         assert 'name="api_key"' in answer.read().decode()
+    console = system.line(rf"host console: (http://{re.escape(web)}/host\?api_key=(\S+))")
+    assert console.group(2) == key
+    with urllib.request.urlopen(console.group(1), timeout=10) as answer:
+        assert answer.status == 200
+        assert "host console" in answer.read().decode()
     with Client(system.env["SHIKOKU_GATEWAY_ADDR"], api_key=key) as client:
         assert client.create_table(2).table.table_id
 
