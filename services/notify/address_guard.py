@@ -112,7 +112,7 @@ def _invalid(url: str, why: str) -> Rejected:
         INVALID_WEBHOOK_URL,
         f"the webhook URL {quoted(url)!r} {why}",
         Kind.INVALID_ARGUMENT,
-        {"url": quoted(url)},
+        {"field": "url", "url": quoted(url)},
     )
 
 
@@ -122,7 +122,7 @@ def _forbidden(url: str, address: str, kind: str) -> Rejected:
         f"the webhook's host resolves to {address}, which is {kind}: only public addresses "
         "may be reached",
         Kind.INVALID_ARGUMENT,
-        {"url": quoted(url), "address": address, "class": kind},
+        {"field": "url", "url": quoted(url), "address": address, "class": kind},
     )
 
 

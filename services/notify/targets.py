@@ -45,7 +45,7 @@ def format_name(requested: int) -> str:
             UNKNOWN_WEBHOOK_FORMAT,
             f"there is no webhook format {requested}: use generic, slack or discord",
             Kind.INVALID_ARGUMENT,
-            {"format": requested},
+            {"field": "format", "format": requested},
         )
     return FORMAT_NAMES[requested]
 

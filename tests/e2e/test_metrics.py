@@ -20,7 +20,7 @@ from tests.e2e.observing import metrics_urls, scrape, total
 
 pytestmark = pytest.mark.e2e
 
-PROCESSES = {"rules", "routes", "lobby", "gateway", "web"}
+PROCESSES = {"rules", "routes", "lobby", "gateway", "web", "notify"}
 GAME = "shikoku.v1.GameService"
 
 

@@ -61,7 +61,7 @@ def test_the_tokenizer_finds_the_metrics_of_an_expression() -> None:
 @pytest.fixture(scope="module")
 def exported(system: System) -> set[str]:
     urls = metrics_urls(system.output)
-    assert set(urls) == {"rules", "routes", "lobby", "gateway", "web"}
+    assert set(urls) == {"rules", "routes", "lobby", "gateway", "web", "notify"}
     names: set[str] = set()
     for process_urls in urls.values():
         for url in process_urls:
@@ -127,7 +127,8 @@ def test_the_example_scrape_configuration_loads_the_alerts() -> None:
     config = yaml.safe_load(SCRAPES.read_text())
     assert "alerts.yaml" in config["rule_files"]
     jobs = {job["job_name"] for job in config["scrape_configs"]}
-    assert jobs == {f"shikoku-{name}" for name in ("rules", "routes", "lobby", "gateway", "web")}
+    processes = ("rules", "routes", "lobby", "gateway", "web", "notify")
+    assert jobs == {f"shikoku-{name}" for name in processes}
 
 
 def test_promtool_accepts_the_rules_where_it_is_installed() -> None:
