@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import cast
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
+from infra.stream_group import ConsumerGroup
 from services.notify.keys import due_key, feed_key, game_players_key, outbox_key, turns_key
 from services.notify.turns import Seating, Told, to_tell
 from services.projections.game_summaries import read_summary
@@ -76,38 +77,13 @@ class FeedFollower:
         self._clock_ms = clock_ms
         self.claim_idle_ms = claim_idle_ms
         self._queue = redis.register_script(QUEUE_SCRIPT)
-        self._grouped: set[str] = set()
+        self._group = ConsumerGroup(redis, GROUP, consumer, b"game_id", count=200)
 
-    async def _ensure_group(self, key: str) -> None:
-        if key in self._grouped:
-            return
-        try:
-            await self._redis.xgroup_create(key, GROUP, id="0", mkstream=True)
-        except ResponseError as error:
-            if "BUSYGROUP" not in str(error):
-                raise
-        self._grouped.add(key)
-
-    async def read_new(self, shard: int, count: int = 200) -> Entries:
-        key = feed_key(shard)
-        await self._ensure_group(key)
-        reply = cast(
-            list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]],
-            await self._redis.xreadgroup(GROUP, self.consumer, {key: ">"}, count=count),
-        )
-        return [
-            (entry_id, fields[b"game_id"].decode())
-            for _stream, entries in reply or ()
-            for entry_id, fields in entries
-        ]
+    async def read_new(self, shard: int) -> Entries:
+        return await self._group.read_new(feed_key(shard))
 
     async def claim_abandoned(self, shard: int) -> Entries:
-        key = feed_key(shard)
-        await self._ensure_group(key)
-        reply = await self._redis.xautoclaim(
-            key, GROUP, self.consumer, self.claim_idle_ms, "0-0", count=200
-        )
-        return [(entry_id, fields[b"game_id"].decode()) for entry_id, fields in reply[1] if fields]
+        return await self._group.claim_abandoned(feed_key(shard), self.claim_idle_ms)
 
     async def handle(self, shard: int, entries: Entries) -> int:
         """Queues what each named game's change calls for and acknowledges its entries;

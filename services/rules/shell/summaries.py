@@ -18,12 +18,12 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import Any, cast
+from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
-from infra.eventstore import Entries
+from infra.stream_group import ConsumerGroup
 from kernel.rejection import Rejected
 from services.projections.game_summaries import (
     DEFAULT_CHANGE_SHARDS,
@@ -95,40 +95,15 @@ class SummaryProjector:
         self.claim_idle_ms = claim_idle_ms
         self.shards = shards
         self._write = redis.register_script(SUMMARY_SCRIPT)
-        self._grouped: set[str] = set()
+        self._group = ConsumerGroup(redis, GROUP, consumer, b"g", count=500)
 
-    async def _ensure_group(self, key: str) -> None:
-        if key in self._grouped:
-            return
-        try:
-            await self._redis.xgroup_create(key, GROUP, id="0", mkstream=True)
-        except ResponseError as error:
-            if "BUSYGROUP" not in str(error):
-                raise
-        self._grouped.add(key)
-
-    async def read_new(self, shard: int, count: int = 500) -> Notes:
+    async def read_new(self, shard: int, count: int | None = None) -> Notes:
         """Notes of the shard not yet delivered to any consumer (now pending for this one)."""
-        key = changes_key(shard)
-        await self._ensure_group(key)
-        reply = cast(
-            list[tuple[bytes, Entries]],
-            await self._redis.xreadgroup(GROUP, self.consumer, {key: ">"}, count=count),
-        )
-        return [
-            (entry_id, fields[b"g"].decode())
-            for _stream, entries in reply or ()
-            for entry_id, fields in entries
-        ]
+        return await self._group.read_new(changes_key(shard), count)
 
     async def claim_abandoned(self, shard: int) -> Notes:
         """Notes another consumer read and never acknowledged for `claim_idle_ms`."""
-        key = changes_key(shard)
-        await self._ensure_group(key)
-        reply = await self._redis.xautoclaim(
-            key, GROUP, self.consumer, self.claim_idle_ms, "0-0", count=500
-        )
-        return [(entry_id, fields[b"g"].decode()) for entry_id, fields in reply[1] if fields]
+        return await self._group.claim_abandoned(changes_key(shard), self.claim_idle_ms)
 
     async def handle(self, shard: int, notes: Notes) -> None:
         """Brings the summary of each noted game up to its current version, then acknowledges

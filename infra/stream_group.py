@@ -1,0 +1,56 @@
+"""One consumer of a Redis Streams consumer group: entries not yet delivered to anyone, and
+entries another consumer read and never acknowledged (it died), each named by one field. The
+summary projector (its change notes) and the notifier (the summary feed) read their shards so."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+#: (entry id, the entry's named field) pairs read from a stream
+Named = list[tuple[bytes, str]]
+
+
+class ConsumerGroup:
+    def __init__(self, redis: Redis, group: str, consumer: str, field: bytes, count: int) -> None:
+        self._redis = redis
+        self.group = group
+        self.consumer = consumer
+        self._field = field
+        self._count = count
+        self._grouped: set[str] = set()
+
+    async def _ensure_group(self, key: str) -> None:
+        if key in self._grouped:
+            return
+        try:
+            await self._redis.xgroup_create(key, self.group, id="0", mkstream=True)
+        except ResponseError as error:
+            if "BUSYGROUP" not in str(error):
+                raise
+        self._grouped.add(key)
+
+    async def read_new(self, key: str, count: int | None = None) -> Named:
+        """Entries of `key` not yet delivered to any consumer (now pending for this one)."""
+        await self._ensure_group(key)
+        reply = cast(
+            list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]],
+            await self._redis.xreadgroup(
+                self.group, self.consumer, {key: ">"}, count=count or self._count
+            ),
+        )
+        return [
+            (entry_id, fields[self._field].decode())
+            for _stream, entries in reply or ()
+            for entry_id, fields in entries
+        ]
+
+    async def claim_abandoned(self, key: str, idle_ms: int) -> Named:
+        """Entries another consumer read and never acknowledged for `idle_ms`."""
+        await self._ensure_group(key)
+        reply = await self._redis.xautoclaim(
+            key, self.group, self.consumer, idle_ms, "0-0", count=self._count
+        )
+        return [(entry_id, fields[self._field].decode()) for entry_id, fields in reply[1] if fields]
