@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from tests.e2e.launch import start_system, stop_system
 
@@ -51,13 +51,17 @@ def web_system(redis_url: str) -> Iterator[WebSystem]:
 
 # Module scope, not session: while Playwright's sync API is running, its event loop counts as
 # running in this thread, and the asyncio tests after this module could not run theirs.
-@pytest.fixture(scope="module")
-def browser() -> Iterator[BrowserContext]:
+def _require_chromium() -> None:
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(
             f"no Chromium at {CHROMIUM}: the browser tests need Debian's chromium package "
             "(`make browser` installs it; `make test` does so itself)"
         )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[BrowserContext]:
+    _require_chromium()
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(
             profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
@@ -72,3 +76,28 @@ def page(browser: BrowserContext) -> Iterator[Page]:
     page.set_default_timeout(30_000)
     yield page
     page.close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    """One Chromium for several browser contexts: each context is a player of its own (its own
+    localStorage, cookies and connections), as two people at two computers would be."""
+    _require_chromium()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def player_pages(chromium: Browser) -> Iterator[list[Page]]:
+    """Three pages, each in a browser context of its own (three players' browsers)."""
+    contexts = [chromium.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(3)]
+    pages = [context.new_page() for context in contexts]
+    for page in pages:
+        page.set_default_timeout(30_000)
+    yield pages
+    for context in contexts:
+        context.close()

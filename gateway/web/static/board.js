@@ -1,0 +1,91 @@
+// The open game: draws it from the title data and the state the event stream brings, and
+// offers the seat's legal actions. Each module has one job: watch (the stream with resume),
+// map and market (SVG), panels (tables), events (the log in words), actions (controls), chat
+// (the table's messages).
+import { ActionPanel } from "./actions.js";
+import { clearError, showError } from "./alerts.js";
+import { ChatPanel } from "./chat.js";
+import { EventLog } from "./events.js";
+import { BoardMap } from "./map.js";
+import { Market } from "./market.js";
+import { renderCorporations, renderPlayers, renderStatus, seatName } from "./panels.js";
+import { GameWatch } from "./watch.js";
+
+const $ = (id) => document.getElementById(id);
+const page = $("board");
+
+export class OpenGame {
+  constructor(api, title, { gameId, token, seat, hostToken = "" }) {
+    Object.assign(this, { api, title, gameId, token, seat, hostToken });
+    this.state = null;
+    this.listing = 0; // the version whose legal actions are being asked for
+    this.map = new BoardMap($("map-container"), title, { onHexClick: (hex) => this.actions.selectHex(hex) });
+    this.market = new Market($("market"), title.market);
+    this.log = new EventLog($("events"));
+    this.actions = new ActionPanel($("actions"), {
+      map: this.map,
+      api,
+      gameId,
+      token,
+      seat,
+      onError: showError,
+      onSent: () => clearError(),
+    });
+    this.watch = new GameWatch(api, gameId, token, {
+      onEvent: (event) =>
+        this.log.add(event, (s) => (this.state ? seatName(this.state.state, s) : `seat ${s}`)),
+      onState: (state) => this.show(state),
+      onStatus: (text, connections) => {
+        $("connection").textContent = text;
+        page.dataset.connections = connections;
+      },
+      onError: showError,
+    });
+    // The game id is its table's id: the chat is the table's.
+    this.chat = new ChatPanel($("chat"), { api, tableId: gameId, token, hostToken, seat });
+  }
+
+  run() {
+    this.watch.run();
+    this.chat.run();
+  }
+
+  stop() {
+    this.watch.stop();
+    this.chat.stop();
+  }
+
+  show(gameState) {
+    this.state = gameState;
+    const document = gameState.state || {};
+    this.map.render(document);
+    this.market.render(document.corporations);
+    renderStatus($("status"), gameState, this.title);
+    renderPlayers($("players"), gameState);
+    renderCorporations($("corporations"), gameState, this.title);
+    page.dataset.version = gameState.version;
+    this.refreshActions(Number(gameState.version));
+  }
+
+  async refreshActions(version) {
+    if (!this.token) {
+      this.actions.update(version, []);
+      page.dataset.actionsVersion = version;
+      return;
+    }
+    this.listing = version;
+    try {
+      const listed = await this.api.call(
+        "GameService/ListLegalActions",
+        { gameId: this.gameId },
+        { token: this.token },
+      );
+      // A listing of another version than the one shown waits for the stream to catch up.
+      if (this.listing !== version || Number(listed.version) !== version) return;
+      this.actions.update(version, listed.actions || []);
+      page.dataset.actionsVersion = version;
+    } catch (error) {
+      showError(error);
+    }
+  }
+}
