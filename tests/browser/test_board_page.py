@@ -14,174 +14,35 @@ refreshes them), else to the test's temporary directory."""
 from __future__ import annotations
 
 import math
-import os
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-import grpc
 import pytest
-from google.protobuf import json_format
-from playwright.sync_api import Page, ViewportSize, expect
+from playwright.sync_api import Page, expect
 
 from shikoku.v1 import (
     game_pb2,
-    game_pb2_grpc,
     lobby_pb2,
-    lobby_pb2_grpc,
-    routes_pb2,
-    routes_pb2_grpc,
     title_pb2,
-    title_pb2_grpc,
 )
-from shikoku_sdk.random_player import choose, command_for
+from shikoku_sdk.random_player import choose
 from tests.browser.conftest import WebSystem
+from tests.browser.tables import (
+    Screenshots,
+    Table,
+    document,
+    open_page,
+    president_about_to_lay,
+    settled,
+)
 
 pytestmark = pytest.mark.e2e
 
-SEATS = 3
 BOT_ACTIONS_LIMIT = 1500  # to reach a president's track step with trains, in any random game
 PAGE_ACTIONS = 10  # the page plays at least this many of its seat's actions
 LOOP_LIMIT = 1200  # page and bot actions together in the second part
-VIEWPORT: ViewportSize = {"width": 1400, "height": 1000}
 # What the page must have played by the end: an operating turn and a stock round turn.
 WANTED = {"lay_tile", "run_routes", "pay_dividends", "buy_share"}
-
-
-class Table:
-    """A started game and its seats, acting through the public gRPC API."""
-
-    def __init__(self, system: WebSystem, options: lobby_pb2.TableOptions | None = None) -> None:
-        self.api_key = system.api_key
-        self.channel = grpc.insecure_channel(system.gateway)
-        self.lobby = lobby_pb2_grpc.LobbyServiceStub(self.channel)
-        self.games = game_pb2_grpc.GameServiceStub(self.channel)
-        self.routes = routes_pb2_grpc.RoutesServiceStub(self.channel)
-        self.titles = title_pb2_grpc.TitleServiceStub(self.channel)
-        created = self.lobby.CreateTable(
-            lobby_pb2.CreateTableRequest(seat_count=SEATS, options=options),
-            metadata=self.metadata(),
-            timeout=10,
-        )
-        self.game_id = created.table.table_id
-        self.tokens: dict[int, str] = {}
-        for n in range(1, SEATS + 1):
-            joined = self.lobby.JoinTable(
-                lobby_pb2.JoinTableRequest(table_id=self.game_id, player_name=f"Bot {n}"),
-                metadata=self.metadata(),
-                timeout=10,
-            )
-            self.tokens[joined.seat] = joined.seat_token
-        self.lobby.StartTable(
-            lobby_pb2.StartTableRequest(table_id=self.game_id),
-            metadata=self.metadata(created.host_token),
-            timeout=10,
-        )
-
-    def metadata(self, token: str = "") -> tuple[tuple[str, str], ...]:
-        bearer = (("authorization", f"Bearer {token}"),) if token else ()
-        return (("x-api-key", self.api_key), *bearer)
-
-    def reader(self) -> tuple[tuple[str, str], ...]:
-        return self.metadata(self.tokens[1])
-
-    def state(self) -> game_pb2.GameState:
-        request = game_pb2.GetStateRequest(game_id=self.game_id)
-        return self.games.GetState(request, metadata=self.reader(), timeout=10)
-
-    def actions(self) -> list[game_pb2.LegalAction]:
-        request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
-        return list(
-            self.games.ListLegalActions(request, metadata=self.reader(), timeout=10).actions
-        )
-
-    def best_routes(self, corporation: str) -> routes_pb2.RouteSolution:
-        request = routes_pb2.OptimizeRequest(game_id=self.game_id, corporation=corporation)
-        return self.routes.Optimize(request, metadata=self.reader(), timeout=10)
-
-    def bot_move(self, rng: random.Random, seats: set[int]) -> None:
-        """One random legal action of one of `seats`, as the random player chooses it."""
-        actions = [a for a in self.actions() if a.seat in seats]
-        assert actions, "no bot seat may act"
-        action = choose(actions, rng)
-
-        def routes(corporation: str) -> list[game_pb2.RouteRun]:
-            solution = self.best_routes(corporation)
-            return [game_pb2.RouteRun(train=r.train, hexes=r.hexes) for r in solution.routes]
-
-        request = game_pb2.SubmitCommandRequest(
-            game_id=self.game_id, command=command_for(action, rng, routes)
-        )
-        self.games.SubmitCommand(request, metadata=self.metadata(self.tokens[action.seat]))
-
-    def log(self, last: int) -> list[tuple[int, str]]:
-        """The stored events 1 to `last`: (version, type)."""
-        request = game_pb2.StreamEventsRequest(game_id=self.game_id, from_version=1)
-        stream = self.games.StreamEvents(request, metadata=self.reader(), timeout=30)
-        events = []
-        for event in stream:
-            events.append((event.version, event.type))
-            if event.version == last:
-                stream.cancel()  # type: ignore[no-untyped-call]  # untyped in grpc-stubs
-                break
-        return events
-
-
-def document(state: game_pb2.GameState) -> dict[str, Any]:
-    return json_format.MessageToDict(state.state)
-
-
-def president_about_to_lay(table: Table, state: game_pb2.GameState) -> int:
-    """The seat of the operating corporation's president when it is at its track step with
-    trains and tiles to lay on a board with some track already; else 0."""
-    doc = document(state)
-    round_ = doc.get("round") or {}
-    if round_.get("type") != "operating_round" or round_.get("step") != "track":
-        return 0
-    if len(doc["board"]["tiles"]) < 3:
-        return 0
-    corporation = next(c for c in doc["corporations"] if c["id"] == round_["operating"])
-    if not corporation["trains"]:
-        return 0
-    seat = int(corporation["president"])
-    lays = [a for a in table.actions() if a.seat == seat and a.WhichOneof("action") == "lay_tile"]
-    return seat if any(not a.lay_tile.company for a in lays) else 0
-
-
-@dataclass
-class Screenshots:
-    directory: Path
-    taken: list[str] = field(default_factory=list)
-
-    def take(self, page: Page, name: str) -> None:
-        if name in self.taken:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(self.directory / f"board-{name}.png"), full_page=True)
-        self.taken.append(name)
-
-
-@pytest.fixture
-def screenshots(tmp_path: Path) -> Screenshots:
-    return Screenshots(Path(os.environ.get("SHIKOKU_SCREENSHOTS") or tmp_path))
-
-
-def open_page(page: Page, system: WebSystem, game_id: str, seat: int = 0, token: str = "") -> None:
-    page.set_viewport_size(VIEWPORT)
-    query = f"api_key={system.api_key}&game={game_id}"
-    if token:
-        query += f"&seat={seat}&token={token}"
-    page.goto(f"http://{system.web}/?{query}")
-
-
-def settled(page: Page, version: int) -> None:
-    """Waits until the page shows `version` and has the legal actions of that version."""
-    page.wait_for_selector(
-        f"#board[data-version='{version}'][data-actions-version='{version}']", timeout=30_000
-    )
-    page.wait_for_selector(f"#actions[data-version='{version}'][data-busy='no']")
 
 
 # --- the SVG against the state
