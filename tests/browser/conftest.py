@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -101,3 +101,23 @@ def player_pages(chromium: Browser) -> Iterator[list[Page]]:
     yield pages
     for context in contexts:
         context.close()
+
+
+@dataclass
+class Screenshots:
+    directory: Path
+    taken: list[str] = field(default_factory=list)
+
+    def take(self, page: Page, name: str) -> None:
+        if name in self.taken:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(self.directory / f"board-{name}.png"), full_page=True)
+        self.taken.append(name)
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Screenshots:
+    """Where a test's pictures go: $SHIKOKU_SCREENSHOTS (docs/images refreshes the docs'), else
+    its temporary directory."""
+    return Screenshots(Path(os.environ.get("SHIKOKU_SCREENSHOTS") or tmp_path))

@@ -4,14 +4,10 @@ for, and opening the board page on a game."""
 
 from __future__ import annotations
 
-import os
 import random
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 from google.protobuf import json_format
 from playwright.sync_api import Page, ViewportSize
 
@@ -129,24 +125,6 @@ def president_about_to_lay(table: Table, state: game_pb2.GameState) -> int:
     seat = int(corporation["president"])
     lays = [a for a in table.actions() if a.seat == seat and a.WhichOneof("action") == "lay_tile"]
     return seat if any(not a.lay_tile.company for a in lays) else 0
-
-
-@dataclass
-class Screenshots:
-    directory: Path
-    taken: list[str] = field(default_factory=list)
-
-    def take(self, page: Page, name: str) -> None:
-        if name in self.taken:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(self.directory / f"board-{name}.png"), full_page=True)
-        self.taken.append(name)
-
-
-@pytest.fixture
-def screenshots(tmp_path: Path) -> Screenshots:
-    return Screenshots(Path(os.environ.get("SHIKOKU_SCREENSHOTS") or tmp_path))
 
 
 def open_page(page: Page, system: WebSystem, game_id: str, seat: int = 0, token: str = "") -> None:

@@ -26,9 +26,8 @@ from shikoku.v1 import (
     title_pb2,
 )
 from shikoku_sdk.random_player import choose
-from tests.browser.conftest import WebSystem
+from tests.browser.conftest import Screenshots, WebSystem
 from tests.browser.tables import (
-    Screenshots,
     Table,
     document,
     open_page,
