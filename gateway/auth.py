@@ -104,6 +104,7 @@ RULES: dict[str, Rule] = {
     "/shikoku.v1.GameService/WatchGame": Rule(WATCH_GAME, "game_id"),
     # Routes of a game show its present board; routes of a position sent whole show nothing.
     "/shikoku.v1.RoutesService/Optimize": Rule(WATCH_GAME, "game_id", optional=True),
+    "/shikoku.v1.RoutesService/CheckRoutes": Rule(WATCH_GAME, "game_id"),
     # The printed map, tiles and market: the same for every game of the title.
     "/shikoku.v1.TitleService/GetTitle": ANYONE,
 }

@@ -252,8 +252,9 @@ class LobbyGateway:
 
 
 class RoutesGateway:
-    """RoutesService's one method that adds policy: a game's routes only for those who see its
-    present board. Any other method of the service is forwarded to the routes service."""
+    """RoutesService's methods that add policy: a game's routes, best or drawn, only for those
+    who see its present board. Any other method of the service is forwarded to the routes
+    service."""
 
     def __init__(
         self, routes: routes_pb2_grpc.RoutesServiceAsyncStub, spectators: SpectatorGate
@@ -267,6 +268,12 @@ class RoutesGateway:
         if request.game_id:  # a game's present routes would show its present board
             await self._spectators.require_present(request.game_id)
         return await forward(self._routes.Optimize, request, context)
+
+    async def CheckRoutes(
+        self, request: routes_pb2.CheckRoutesRequest, context: Context
+    ) -> routes_pb2.RouteCheck:
+        await self._spectators.require_present(request.game_id)
+        return await forward(self._routes.CheckRoutes, request, context)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -65,18 +66,7 @@ def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerComman
                 seat=seat, corporation=_required(sell.corporation, "corporation"), count=sell.count
             )
         case "run_routes":
-            return cmd.RunRoutes(
-                seat=seat,
-                routes=tuple(
-                    cmd.RouteSubmission(
-                        train=_required(r.train, "train"),
-                        hexes=tuple(r.hexes),
-                        connections=tuple(tuple(c.hexes) for c in r.connections),
-                        revenue=r.revenue,
-                    )
-                    for r in command.run_routes.routes
-                ),
-            )
+            return cmd.RunRoutes(seat=seat, routes=route_submissions(command.run_routes.routes))
         case "pay_dividends":
             kind = command.pay_dividends.kind
             if kind == game_pb2.DIVIDEND_KIND_UNSPECIFIED:
@@ -164,6 +154,19 @@ def _source(source: game_pb2.ShareSource.ValueType) -> str:
             {"field": "source"},
         )
     return _SOURCES[source]
+
+
+def route_submissions(routes: Iterable[game_pb2.RouteRun]) -> tuple[cmd.RouteSubmission, ...]:
+    """Routes as RunRoutes gives them (and RoutesService.CheckRoutes, which checks them alike)."""
+    return tuple(
+        cmd.RouteSubmission(
+            train=_required(r.train, "train"),
+            hexes=tuple(r.hexes),
+            connections=tuple(tuple(c.hexes) for c in r.connections),
+            revenue=r.revenue,
+        )
+        for r in routes
+    )
 
 
 def _required(value: str, field: str = "company") -> str:

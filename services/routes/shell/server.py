@@ -106,6 +106,18 @@ class RoutesServicer(public_pb2_grpc.RoutesServiceServicer):
             await _deadline_exceeded(context, answer)
         return answer
 
+    async def CheckRoutes(
+        self, request: public_pb2.CheckRoutesRequest, context: Context
+    ) -> public_pb2.RouteCheck:
+        """Asked of the rules service, which checks a game's routes as it checks RunRoutes (and
+        evaluates them here, with RouteEngine.Evaluate)."""
+        try:
+            answer: public_pb2.RouteCheck = await self._rules.CheckRoutes(request, timeout=10)
+        except grpc.aio.AioRpcError as error:
+            await relay_error(error, context)
+            raise
+        return answer
+
 
 async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -> None:
     """DEADLINE_EXCEEDED, carrying the best solution found (proven = false) in the details."""

@@ -41,6 +41,7 @@ from services.rules.shell.summaries import SummaryProjector
 from services.rules.shell.titles import TitleServicer
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import game_pb2, title_pb2, title_pb2_grpc
+from shikoku.v1 import routes_pb2 as public_routes_pb2
 
 ROUTE_CHECK_SECONDS = 10.0
 MAX_COMMAND_ID = 64
@@ -110,6 +111,22 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             ) from None
         graph = route_pricing.corporation_graph(loaded.state, request.corporation)
         return routes_wire.graph_to_proto(graph)
+
+    async def CheckRoutes(
+        self, request: public_routes_pb2.CheckRoutesRequest, context: Context
+    ) -> public_routes_pb2.RouteCheck:
+        """The routes priced as a RunRoutes with them would be (`_prepare`), nothing decided."""
+        loaded = await self._games.load(request.game_id)
+        drawn = RunRoutes(seat=0, routes=rules_wire.route_submissions(request.routes))
+        priced = await route_pricing.price_routes(loaded.state, drawn, self._evaluate)
+        runs = priced.priced or ()
+        return public_routes_pb2.RouteCheck(
+            revenue=sum(run.revenue for run in runs),
+            routes=[
+                public_routes_pb2.TrainRoute(train=run.train, hexes=run.hexes, revenue=run.revenue)
+                for run in runs
+            ],
+        )
 
     async def CreateGame(
         self, request: rules_pb2.CreateGameRequest, context: Context
