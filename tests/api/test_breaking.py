@@ -24,7 +24,7 @@ RELEASE = PROTOS / "releases" / "shikoku.v1.image.json"
 GAME = f"{PACKAGE_DIRECTORY}/game.proto"
 ROUTES = f"{PACKAGE_DIRECTORY}/routes.proto"
 # No other proto imports this one, so its package can change and everything still compiles.
-TITLE = f"{PACKAGE_DIRECTORY}/title.proto"
+LOBBY = f"{PACKAGE_DIRECTORY}/lobby.proto"
 
 # An edit of the copy of protos/: (file, what it does to the file's text).
 Edit = tuple[str, Callable[[str], str]]
@@ -191,7 +191,7 @@ BREAKS: dict[str, tuple[list[Edit], set[str]]] = {
     ),
     "service removed": ([(ROUTES, without_block("service RoutesService"))], {"SERVICE_NO_DELETE"}),
     "package changed": (
-        [(TITLE, replaced("package shikoku.v1;", "package shikoku.v2;"))],
+        [(LOBBY, replaced("package shikoku.v1;", "package shikoku.v2;"))],
         {"FILE_SAME_PACKAGE"},
     ),
 }
