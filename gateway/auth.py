@@ -97,6 +97,12 @@ RULES: dict[str, Rule] = {
     "/shikoku.v1.LobbyService/WatchPlayer": Rule(SIGNED_IN),
     "/shikoku.v1.LobbyService/SetNotificationTarget": Rule(SIGNED_IN),
     "/shikoku.v1.LobbyService/GetNotificationHealth": Rule(HOST_TOURNAMENT, "tournament_id"),
+    # A table's seats (their tokens, or the registered players holding them) and host speak:
+    # the lobby tells them from anyone else signed in (NOT_AT_TABLE).
+    "/shikoku.v1.LobbyService/PostMessage": Rule(SIGNED_IN),
+    # Its chat is read by whoever may watch its game (a table's game has the table's id).
+    "/shikoku.v1.LobbyService/WatchChat": Rule(WATCH_GAME, "table_id"),
+    "/shikoku.v1.LobbyService/HideMessage": Rule(HOST_TABLE, "table_id"),
     "/shikoku.v1.GameService/SubmitCommand": Rule(ACT_IN_GAME, "game_id"),
     "/shikoku.v1.GameService/GetState": Rule(WATCH_GAME, "game_id"),
     "/shikoku.v1.GameService/ListLegalActions": Rule(WATCH_GAME, "game_id"),

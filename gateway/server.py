@@ -214,7 +214,7 @@ class GameGateway:
 
 
 class LobbyGateway:
-    """LobbyService's two streams, forwarded to the lobby within the caller's stream quota (one
+    """LobbyService's streams, forwarded to the lobby within the caller's stream quota (one
     quota with the game streams: each holds a call here and a watch behind). Every other method
     of the service is forwarded as it is."""
 
@@ -242,6 +242,13 @@ class LobbyGateway:
     ) -> AsyncIterator[lobby_pb2.WatchPlayerResponse]:
         with self._held(context):
             async for response in forward_stream(self._lobby.WatchPlayer, request, context):
+                yield response
+
+    async def WatchChat(
+        self, request: lobby_pb2.WatchChatRequest, context: Context
+    ) -> AsyncIterator[lobby_pb2.WatchChatResponse]:
+        with self._held(context):
+            async for response in forward_stream(self._lobby.WatchChat, request, context):
                 yield response
 
     def _held(self, context: Context) -> contextlib.AbstractContextManager[None]:

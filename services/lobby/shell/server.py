@@ -28,7 +28,7 @@ from infra.metadata import MISSING_CREDENTIAL, bearer_token, optional_bearer_tok
 from infra.observability import observe_process
 from infra.settings import from_environment
 from kernel.rejection import Kind, Rejected, quoted
-from services.lobby.domain import players, tables
+from services.lobby.domain import chat, players, tables
 from services.lobby.domain.access import (
     Caller,
     require_host,
@@ -41,6 +41,7 @@ from services.lobby.domain.access import (
 from services.lobby.domain.clocks import clocks
 from services.lobby.shell.accounts import PlayerRepository, identify
 from services.lobby.shell.at_once import each_at_once
+from services.lobby.shell.chat import ChatFeed, ChatLog, watch
 from services.lobby.shell.credentials import credential_hash, new_credential, new_id
 from services.lobby.shell.keepers import (
     KEEPERS_LEASE,
@@ -61,7 +62,7 @@ from services.lobby.shell.tournaments_service import (
     spectating,
     tournament_to_proto,
 )
-from services.lobby.shell.wire import table_to_proto
+from services.lobby.shell.wire import chat_message_to_proto, table_to_proto
 from services.notify.address_guard import WebhookGuard
 from services.notify.targets import notification_health, set_notification_target
 from services.projections.game_summaries import GamePlayers, write_game_players
@@ -125,6 +126,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self._feed = feed or SummaryFeed(redis)
         self._webhooks = webhooks or WebhookGuard()
         self.request_ids = RequestIds(redis, secret)
+        self._chat = ChatLog(redis)
+        self._chat_feed = ChatFeed(redis)
 
     async def _caller(self, context: Context, table_id: str = "") -> Caller:
         credential = bearer_token(context.invocation_metadata())
@@ -568,6 +571,36 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         return lobby_pb2.WatchPlayerResponse(
             tables=live, your_turn_count=sum(t.your_turn for t in live)
         )
+
+    # ---- chat ------------------------------------------------------------------------------
+
+    @with_request_id(lobby_pb2.ChatMessage)
+    async def PostMessage(
+        self, request: lobby_pb2.PostMessageRequest, context: Context
+    ) -> lobby_pb2.ChatMessage:
+        text = chat.checked_text(request.text)
+        caller = await self._caller(context)  # not for the table: another's token is no seat
+        _version, table = await self._tables.load(request.table_id)
+        author = chat.author_of(caller, table)
+        request_key = new_id("m-") if request.request_id else ""  # derived from the request
+        return chat_message_to_proto(await self._chat.post(table, author, text, request_key))
+
+    async def WatchChat(
+        self, request: lobby_pb2.WatchChatRequest, context: Context
+    ) -> AsyncIterator[lobby_pb2.WatchChatResponse]:
+        quiet = _heartbeat_seconds(request.heartbeat_seconds)
+        caller = (await self._caller(context)) if _has_credential(context) else None
+        _version, table = await self._tables.load(request.table_id)
+        chat.require_reader(caller, table)
+        watched = watch(self._chat, self._chat_feed, table.table_id, request.from_position, quiet)
+        async for response in watched:
+            yield response
+
+    async def HideMessage(
+        self, request: lobby_pb2.HideMessageRequest, context: Context
+    ) -> lobby_pb2.ChatMessage:
+        await self._host(context, request.table_id)
+        return chat_message_to_proto(await self._chat.hide(request.table_id, request.number))
 
     # ---- notifications ---------------------------------------------------------------------
 

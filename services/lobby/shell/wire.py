@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.lobby.domain import tables
+from services.lobby.domain import chat, tables
 from services.lobby.domain.clocks import SeatClock
 from services.projections.game_summaries import Summary
 from shikoku.v1 import lobby_pb2
@@ -91,3 +91,15 @@ def table_to_proto(
 
 
 POLICIES = {"flag": lobby_pb2.CLOCK_POLICY_FLAG, "forfeit": lobby_pb2.CLOCK_POLICY_FORFEIT}
+
+
+def chat_message_to_proto(message: chat.Message) -> lobby_pb2.ChatMessage:
+    return lobby_pb2.ChatMessage(
+        number=message.number,
+        seat=message.seat,
+        author=message.author,
+        text=message.text,
+        posted_at_ms=message.posted_at_ms,
+        game_version=message.game_version,
+        hidden=message.hidden,
+    )
