@@ -1,14 +1,18 @@
 // The open game: draws it from the title data and the state the event stream brings, and
 // offers the seat's legal actions. Each module has one job: watch (the stream with resume),
 // map and market (SVG), panels (tables), events (the log in words), actions (controls), chat
-// (the table's messages).
+// (the table's messages), history (the board at an earlier version), undo (taking an action
+// back).
 import { ActionPanel } from "./actions.js";
 import { clearError, showError } from "./alerts.js";
 import { ChatPanel } from "./chat.js";
 import { EventLog } from "./events.js";
+import { HistoryView } from "./history.js";
+import { h } from "./html.js";
 import { BoardMap } from "./map.js";
 import { Market } from "./market.js";
 import { renderCorporations, renderPlayers, renderStatus, seatName } from "./panels.js";
+import { UndoControl } from "./undo.js";
 import { GameWatch } from "./watch.js";
 
 const $ = (id) => document.getElementById(id);
@@ -17,11 +21,34 @@ const page = $("board");
 export class OpenGame {
   constructor(api, title, { gameId, token, seat, hostToken = "" }) {
     Object.assign(this, { api, title, gameId, token, seat, hostToken });
-    this.state = null;
+    this.state = null; // the state shown: the latest, or an earlier one while in the history
+    this.latest = null; // the latest state the stream has brought
     this.listing = 0; // the version whose legal actions are being asked for
-    this.map = new BoardMap($("map-container"), title, { onHexClick: (hex) => this.actions.selectHex(hex) });
+    this.map = new BoardMap($("map-container"), title, {
+      onHexClick: (hex) => this.history.live && this.actions.selectHex(hex),
+    });
     this.market = new Market($("market"), title.market);
     this.log = new EventLog($("events"));
+    const bar = $("history-bar");
+    const undoSlot = h("span", { id: "undo" });
+    bar.replaceChildren(undoSlot);
+    this.undo = new UndoControl(undoSlot, {
+      api,
+      gameId,
+      token,
+      seat,
+      onError: showError,
+      onSent: () => clearError(),
+    });
+    this.history = new HistoryView(bar, $("events"), {
+      api,
+      gameId,
+      token,
+      onShow: (state) => this.showPast(state),
+      onLive: () => this.backToLive(),
+      onError: showError,
+    });
+    page.dataset.viewing = "live";
     this.actions = new ActionPanel($("actions"), {
       map: this.map,
       api,
@@ -32,8 +59,11 @@ export class OpenGame {
       onSent: () => clearError(),
     });
     this.watch = new GameWatch(api, gameId, token, {
-      onEvent: (event) =>
-        this.log.add(event, (s) => (this.state ? seatName(this.state.state, s) : `seat ${s}`)),
+      onEvent: (event) => {
+        this.log.add(event, (s) => (this.latest ? seatName(this.latest.state, s) : `seat ${s}`));
+        this.history.noteEvent(event);
+        this.undo.noteEvent(event);
+      },
       onState: (state) => this.show(state),
       onStatus: (text, connections) => {
         $("connection").textContent = text;
@@ -48,6 +78,7 @@ export class OpenGame {
   run() {
     this.watch.run();
     this.chat.run();
+    this.undo.run();
   }
 
   stop() {
@@ -55,7 +86,31 @@ export class OpenGame {
     this.chat.stop();
   }
 
+  // The stream's state after a batch: drawn while live; kept for "Live" while in the history.
   show(gameState) {
+    this.latest = gameState;
+    this.history.noteLatest(Number(gameState.version));
+    if (!this.history.live) return;
+    this.draw(gameState);
+    this.refreshActions(Number(gameState.version));
+  }
+
+  // An earlier version: drawn, with the seat's controls put away (no command from the past).
+  showPast(gameState) {
+    this.draw(gameState);
+    page.dataset.viewing = "history";
+    $("actions").hidden = true;
+    this.undo.setLive(false);
+  }
+
+  backToLive() {
+    page.dataset.viewing = "live";
+    $("actions").hidden = false;
+    this.undo.setLive(true);
+    if (this.latest) this.show(this.latest);
+  }
+
+  draw(gameState) {
     this.state = gameState;
     const document = gameState.state || {};
     this.map.render(document);
@@ -64,7 +119,6 @@ export class OpenGame {
     renderPlayers($("players"), gameState);
     renderCorporations($("corporations"), gameState, this.title);
     page.dataset.version = gameState.version;
-    this.refreshActions(Number(gameState.version));
   }
 
   async refreshActions(version) {

@@ -1,5 +1,6 @@
 // The game's events in words, as a log that grows from the event stream. Events a later
-// Undone took back are struck through.
+// Undone took back are struck through. The log is also the history's timeline: clicking an
+// event shows the board after it (history.js).
 import { h, yen } from "./html.js";
 
 const SOURCES = {
@@ -134,7 +135,7 @@ export class EventLog {
     const version = Number(event.version);
     const item = h(
       "li",
-      { dataset: { version, type: event.type } },
+      { dataset: { version, type: event.type }, title: "Show the board after this event" },
       h("span", { class: "version" }, version),
       " ",
       describe(event, who),
