@@ -43,6 +43,7 @@ class Table:
             timeout=10,
         )
         self.game_id = created.table.table_id
+        self.host_token = created.host_token  # the host's calls: EndGame, ReplaceSeat
         self.tokens: dict[int, str] = {}
         for n in range(1, SEATS + 1):
             joined = self.lobby.JoinTable(
