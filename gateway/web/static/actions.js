@@ -1,7 +1,12 @@
 // The seat's controls: one for every legal action (ListLegalActions) of the seat, built into
-// the command that option allows. Tile lays and token placements are chosen on the map; the
-// corporation's best routes (RoutesService.Optimize) are drawn before they are run.
+// the command that option allows. Tiles are chosen as pictures (tile_picker.js) and previewed
+// on the map; station tokens are placed by clicking the city; routes are the best ones found
+// (RoutesService.Optimize) or drawn by hand (route_builder.js), drawn on the map before they
+// are run.
+import { clearError } from "./alerts.js";
 import { h, yen } from "./html.js";
+import { RouteBuilder } from "./route_builder.js";
+import { supplyPanel, tileChoices, tilesLeft } from "./tile_picker.js";
 
 const SOURCE_NAMES = {
   SHARE_SOURCE_INITIAL_OFFERING: "initial offering",
@@ -28,8 +33,10 @@ export class ActionPanel {
     Object.assign(this, { element, map, api, gameId, token, seat, onError, onSent });
     this.actions = [];
     this.version = 0;
-    this.selection = null; // { hex, tile, rotations, index } while a tile is being placed
+    this.selection = null; // { hex, tile, company, index } while a tile is being placed
     this.routes = null; // the best routes found for the run_routes option shown
+    this.drawing = null; // the RouteBuilder while routes are drawn by hand
+    this.supplyOpen = null; // the tile supply panel opened or closed by hand; null: by the step
     this.busy = false;
   }
 
@@ -42,6 +49,8 @@ export class ActionPanel {
     if (changed) {
       this.selection = null;
       this.routes = null;
+      this.drawing?.stop();
+      this.drawing = null;
       this.map.clearPreview();
       this.map.clearRoutes();
     }
@@ -70,24 +79,46 @@ export class ActionPanel {
           this.token ? "Nothing to do now: waiting for the other players." : "Watching as a spectator.",
         ),
       );
+    if (this.map.title.tiles?.length && this.map.state.board) {
+      sections.push(
+        supplyPanel({
+          title: this.map.title,
+          left: tilesLeft(this.map.title, this.map.state),
+          open: this.supplyOpen ?? lays.length > 0,
+          onToggle: (open) => {
+            this.supplyOpen = open;
+          },
+        }),
+      );
+    }
     this.element.replaceChildren(...sections);
     this.element.dataset.version = this.version;
     this.element.dataset.busy = this.busy ? "yes" : "no";
     const targets = new Set([...lays.map((l) => l.hex)]);
     if (targets.size) this.map.showTargets(targets, "lay", this.selection?.hex);
-    else if (tokens.length)
+    else if (tokens.length) {
       this.map.showTargets(new Set(tokens.map((t) => t.hex)), "token", this.selection?.hex);
-    else this.map.clearTargets();
+      this.map.showTokenTargets(
+        tokens.map((t) => ({ hex: t.hex, city: t.city || 0 })),
+        (hex, city) => this.#placeToken(hex, city),
+      );
+    } else this.map.clearTargets();
     for (const control of this.element.querySelectorAll("button"))
       control.disabled = this.busy || control.disabled;
   }
 
-  // A hex of the map was clicked.
+  // A hex of the map was clicked: the route being drawn goes through it; a hex where a tile
+  // may go is chosen, and clicking it again turns the tile previewed on it.
   selectHex(hex) {
+    if (this.busy) return;
+    if (this.drawing) {
+      this.drawing.click(hex);
+      return;
+    }
     const lays = this.of("layTile").filter((l) => l.hex === hex);
     if (lays.length) {
-      const tile = lays[0].tile;
-      this.selection = { hex, tile, company: lays[0].company || "", index: 0 };
+      if (this.selection?.hex === hex && this.selection.tile) return this.#turn(1);
+      this.selection = { hex, tile: "", company: "", index: 0 };
       this.#showSelection();
       this.render();
       return;
@@ -107,8 +138,15 @@ export class ActionPanel {
     );
   }
 
+  #turn(step) {
+    const count = this.#rotations().length;
+    this.selection.index = (this.selection.index + step + count) % count;
+    this.#showSelection();
+    this.render();
+  }
+
   #showSelection() {
-    if (!this.selection || this.selection.token) return this.map.clearPreview();
+    if (!this.selection || this.selection.token || !this.selection.tile) return this.map.clearPreview();
     const option = this.#rotations()[this.selection.index];
     this.map.showPreview(option.hex, option.tile, option.rotation || 0);
   }
@@ -140,53 +178,61 @@ export class ActionPanel {
     }
     const { hex } = this.selection;
     const choices = new Map();
-    for (const l of lays.filter((l) => l.hex === hex)) choices.set(`${l.tile}|${l.company || ""}`, l);
-    section.append(
-      h("p", {}, `Hex ${hex}: choose a tile`),
-      h(
-        "div",
-        { class: "tile-choices" },
-        [...choices.values()].map((l) =>
-          h(
-            "button",
-            {
-              type: "button",
-              class:
-                l.tile === this.selection.tile && (l.company || "") === this.selection.company
-                  ? "chosen"
-                  : "",
-              dataset: { control: "tile", tile: l.tile, company: l.company || "" },
-              onclick: () => {
-                Object.assign(this.selection, { tile: l.tile, company: l.company || "", index: 0 });
-                this.#showSelection();
-                this.render();
-              },
-            },
-            `${l.tile}${l.company ? ` (${l.company})` : ""}`,
-          ),
-        ),
-      ),
-    );
-    const rotations = this.#rotations();
+    for (const l of lays.filter((l) => l.hex === hex)) {
+      const key = `${l.tile}|${l.company || ""}`;
+      if (!choices.has(key)) choices.set(key, { tile: l.tile, company: l.company || "", rotation: l.rotation || 0 });
+    }
+    const rotations = this.selection.tile ? this.#rotations() : [];
     const option = rotations[this.selection.index];
+    section.append(
+      h("p", {}, `Hex ${hex}: choose a tile (${choices.size})`),
+      tileChoices({
+        choices: [...choices.values()],
+        tiles: this.map.tiles,
+        left: tilesLeft(this.map.title, this.map.state),
+        chosen: option && { tile: option.tile, company: option.company || "", rotation: option.rotation || 0 },
+        onChoose: (choice) => {
+          Object.assign(this.selection, { tile: choice.tile, company: choice.company, index: 0 });
+          this.#showSelection();
+          this.render();
+        },
+      }),
+    );
+    const cancel = h(
+      "button",
+      {
+        type: "button",
+        dataset: { control: "cancel" },
+        onclick: () => {
+          this.selection = null;
+          this.map.clearPreview();
+          this.render();
+        },
+      },
+      "Cancel",
+    );
+    if (!option) {
+      section.append(h("div", { class: "placing" }, cancel));
+      return section;
+    }
+    const turn = (label, control, step) =>
+      h(
+        "button",
+        {
+          type: "button",
+          dataset: { control },
+          disabled: rotations.length < 2,
+          title: "Or click the tile on the map",
+          onclick: () => this.#turn(step),
+        },
+        label,
+      );
     section.append(
       h(
         "div",
         { class: "placing" },
-        h(
-          "button",
-          {
-            type: "button",
-            dataset: { control: "rotate" },
-            disabled: rotations.length < 2,
-            onclick: () => {
-              this.selection.index = (this.selection.index + 1) % rotations.length;
-              this.#showSelection();
-              this.render();
-            },
-          },
-          `Rotate (${this.selection.index + 1} of ${rotations.length})`,
-        ),
+        turn("⟲", "rotate-back", -1),
+        turn(`Rotate (${this.selection.index + 1} of ${rotations.length})`, "rotate", 1),
         h(
           "button",
           {
@@ -205,22 +251,15 @@ export class ActionPanel {
           },
           `Lay ${option.tile} in ${hex}, rotation ${option.rotation || 0}${option.cost ? ` (${yen(option.cost)})` : ""}`,
         ),
-        h(
-          "button",
-          {
-            type: "button",
-            dataset: { control: "cancel" },
-            onclick: () => {
-              this.selection = null;
-              this.map.clearPreview();
-              this.render();
-            },
-          },
-          "Cancel",
-        ),
+        cancel,
       ),
     );
     return section;
+  }
+
+  #placeToken(hex, city) {
+    if (this.busy) return;
+    this.submit({ placeToken: { hex, city } });
   }
 
   #tokenSection(tokens) {
@@ -228,6 +267,7 @@ export class ActionPanel {
       "section",
       { class: "token", dataset: { kind: "place-token" } },
       h("h3", {}, "Place a station token"),
+      h("p", { class: "hint" }, "Click an outlined city on the map, or:"),
       tokens.map((t) =>
         h(
           "button",
@@ -235,7 +275,7 @@ export class ActionPanel {
             type: "button",
             class: this.selection?.hex === t.hex ? "chosen" : "",
             dataset: { control: "token", hex: t.hex, city: t.city || 0 },
-            onclick: () => this.submit({ placeToken: { hex: t.hex, city: t.city || 0 } }),
+            onclick: () => this.#placeToken(t.hex, t.city || 0),
           },
           `Token in ${t.hex}${t.city ? ` city ${t.city}` : ""} (${yen(t.cost)})`,
         ),
@@ -249,6 +289,54 @@ export class ActionPanel {
       { class: "routes", dataset: { kind: "run-routes" } },
       h("h3", {}, `Run ${option.corporation}'s trains (${(option.trains || []).join(", ")})`),
     );
+    if (this.drawing) {
+      const runs = this.drawing.runs();
+      section.append(
+        ...this.drawing.element(),
+        h(
+          "div",
+          { class: "placing" },
+          h(
+            "button",
+            {
+              type: "button",
+              class: "primary",
+              dataset: { control: "run-drawn" },
+              onclick: () =>
+                this.submit({
+                  runRoutes: { routes: runs.map(({ train, hexes }) => ({ train, hexes })) },
+                }),
+            },
+            runs.length ? "Run these routes" : "Run no train",
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              dataset: { control: "stop-drawing" },
+              onclick: () => {
+                this.drawing.stop();
+                this.drawing = null;
+                if (this.routes) this.map.showRoutes(this.routes.routes || []);
+                this.render();
+              },
+            },
+            "Stop drawing",
+          ),
+        ),
+      );
+      return section;
+    }
+    const draw = h(
+      "button",
+      {
+        type: "button",
+        dataset: { control: "draw-routes", corporation: option.corporation },
+        title: this.routes ? "Start from the best routes found" : "",
+        onclick: () => this.#startDrawing(option),
+      },
+      this.routes ? "Change these routes by hand" : "Draw routes",
+    );
     if (!this.routes) {
       section.append(
         h(
@@ -260,6 +348,7 @@ export class ActionPanel {
           },
           "Find the best routes",
         ),
+        draw,
       );
       return section;
     }
@@ -290,8 +379,25 @@ export class ActionPanel {
         },
         "Run these routes",
       ),
+      draw,
     );
     return section;
+  }
+
+  #startDrawing(option) {
+    this.map.clearRoutes();
+    this.drawing = new RouteBuilder({
+      api: this.api,
+      gameId: this.gameId,
+      token: this.token,
+      map: this.map,
+      trains: option.trains || [],
+      start: this.routes?.routes || [],
+      onChange: () => this.render(),
+      // A refusal of the routes as they were drawn no longer holds once they change.
+      onEdit: clearError,
+    });
+    this.drawing.start();
   }
 
   async #optimize(corporation) {

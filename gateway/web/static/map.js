@@ -29,7 +29,7 @@ export class BoardMap {
       "aria-label": `Map of ${title.name}`,
     });
     this.layers = {};
-    for (const name of ["coordinates", "hexes", "tokens", "targets", "preview", "routes"]) {
+    for (const name of ["coordinates", "hexes", "tokens", "targets", "spots", "preview", "routes"]) {
       this.layers[name] = svg("g", { class: `layer-${name}` });
       this.root.append(this.layers[name]);
     }
@@ -41,6 +41,7 @@ export class BoardMap {
     container.replaceChildren(this.root);
     this.cities = new Map(); // hex -> [spot centres per city]
     this.levels = [...new Set((title.phases || []).map((p) => p.offboard))];
+    this.state = {}; // the state document drawn last
   }
 
   #drawCoordinates(columns, rows) {
@@ -59,6 +60,7 @@ export class BoardMap {
 
   // Redraws the board for a state document (GameState.state).
   render(state) {
+    this.state = state;
     const board = state.board || {};
     const laid = new Map((board.tiles || []).map((t) => [t.hex, t]));
     const offboardLevel = this.#offboardLevel(state.phase);
@@ -185,6 +187,43 @@ export class BoardMap {
 
   clearTargets() {
     this.layers.targets.replaceChildren();
+    this.layers.spots.replaceChildren();
+  }
+
+  // The cities where a station token may go ({hex, city}), outlined over their spots; clicking
+  // one calls onPick(hex, city) instead of the map's hex click.
+  showTokenTargets(options, onPick) {
+    const outlines = [];
+    for (const { hex, city = 0 } of options) {
+      const spots = (this.cities.get(hex) || [])[city];
+      if (!spots || !spots.length) continue;
+      const xs = spots.map((p) => p.x);
+      const ys = spots.map((p) => p.y);
+      const r = SPOT_RADIUS + 3;
+      const outline = svg(
+        "g",
+        { class: "token-target", dataset: { hex, city } },
+        svg("rect", {
+          x: round(Math.min(...xs) - r),
+          y: round(Math.min(...ys) - r),
+          width: round(Math.max(...xs) - Math.min(...xs) + 2 * r),
+          height: round(Math.max(...ys) - Math.min(...ys) + 2 * r),
+          rx: r,
+        }),
+        svg("title", {}, `Place a station token in ${hex}${city ? ` city ${city}` : ""}`),
+      );
+      outline.addEventListener("click", (event) => {
+        event.stopPropagation();
+        onPick(hex, city);
+      });
+      outlines.push(outline);
+    }
+    this.layers.spots.replaceChildren(...outlines);
+  }
+
+  // While routes are drawn by hand every hex is a button.
+  setRouteDrawing(on) {
+    this.root.classList.toggle("drawing-routes", on);
   }
 
   // A tile being placed, drawn over its hex with that rotation.
@@ -205,19 +244,37 @@ export class BoardMap {
     this.layers.preview.replaceChildren();
   }
 
-  // Routes ({train, hexes, revenue}) as lines through the centres of the hexes they visit.
+  // Routes ({train, hexes, revenue}) as lines through the centres of the hexes they visit,
+  // with a dot on each hex. A route may say its `colour` and `slot` (its place among the
+  // corporation's trains, so it keeps both while others change), and `broken` (drawn dashed).
   showRoutes(routes) {
-    const lines = routes.map((route, index) => {
-      const points = (route.hexes || []).map(coordinateCentre).filter(Boolean);
-      const offset = (index - (routes.length - 1) / 2) * 4;
-      return svg("polyline", {
-        class: "route",
-        points: points.map((p) => `${round(p.x + offset)},${round(p.y + offset)}`).join(" "),
-        stroke: TRAIN_COLOURS[index % TRAIN_COLOURS.length],
+    const count = Math.max(routes.length, ...routes.map((r) => (r.slot ?? 0) + 1));
+    const drawn = routes.flatMap((route, index) => {
+      const slot = route.slot ?? index;
+      const colour = route.colour || TRAIN_COLOURS[slot % TRAIN_COLOURS.length];
+      const offset = (slot - (count - 1) / 2) * 4;
+      const points = (route.hexes || [])
+        .map(coordinateCentre)
+        .filter(Boolean)
+        .map((p) => ({ x: p.x + offset, y: p.y + offset }));
+      const line = svg("polyline", {
+        class: route.broken ? "route broken" : "route",
+        points: points.map((p) => `${round(p.x)},${round(p.y)}`).join(" "),
+        stroke: colour,
         dataset: { train: route.train, hexes: (route.hexes || []).join(" "), revenue: route.revenue || 0 },
       });
+      const dots = points.map((p, at) =>
+        svg("circle", {
+          class: "route-stop",
+          cx: round(p.x),
+          cy: round(p.y),
+          r: at === points.length - 1 ? 5 : 3.5,
+          fill: colour,
+        }),
+      );
+      return [line, ...dots];
     });
-    this.layers.routes.replaceChildren(...lines);
+    this.layers.routes.replaceChildren(...drawn);
   }
 
   clearRoutes() {
