@@ -126,6 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     out.add_argument("--gateway", default=Addresses.from_env().gateway)
     out.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     out.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
+    out.add_argument(
+        "--messages",
+        action="store_true",
+        help="include the table's chat as the site's message actions (not hidden messages, "
+        "nor the host's)",
+    )
 
     health = commands.add_parser(
         "health",
@@ -211,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "export":
         from tools.sitelog.command import export_game
 
-        return export_game(args.game_id, args.gateway, args.output, args.api_key)
+        return export_game(args.game_id, args.gateway, args.output, args.api_key, args.messages)
     if args.command == "health":
         from tools.health import main as health_main
 

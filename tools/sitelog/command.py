@@ -17,19 +17,23 @@ from google.protobuf import json_format
 
 from kernel.rejection import Rejected
 from services.rules.domain.events import Event, event_from_payload
-from shikoku.v1 import game_pb2, game_pb2_grpc
+from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
 from tools.launchers import OWN_SYSTEM_NEEDS_A_CHECKOUT, launchers_missing
 from tools.progress import Progress
 from tools.sitelog.compare import site_state
 from tools.sitelog.export_format import ExportError, SiteGame, load
-from tools.sitelog.exporter import batches_from, export
+from tools.sitelog.exporter import Said, batches_from, export
 from tools.sitelog.gateway_table import GatewayTable
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import Outcome, Table, replay, replay_viewed
 
 CONNECT_SECONDS = 10
+#: How long reading a table's chat to its end may take (5,000 messages and a heartbeat).
+CHAT_SECONDS = 60
+#: The seat of the host's messages, which the site's format has no entity for.
+HOST_SEAT = 0
 
 
 class ReplayOn(Enum):
@@ -164,24 +168,58 @@ def report(game: SiteGame, outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def export_game(game_id: str, gateway: str, out: Path | None, api_key: str | None = None) -> int:
-    """Writes the game's 18xx.games export (JSON) to `out` or stdout."""
+def export_game(
+    game_id: str,
+    gateway: str,
+    out: Path | None,
+    api_key: str | None = None,
+    messages: bool = False,
+) -> int:
+    """Writes the game's 18xx.games export (JSON) to `out` or stdout; with `messages`, its
+    table's chat as the site's `message` actions (neither hidden messages nor the host's)."""
+    said: list[Said] = []
     with keyed_channel(gateway, api_key) as channel:
         if not _answers(channel, gateway, "export"):
             return 2
         try:
             with Progress("shikoku export", "events") as bar:
                 stored = read_log(game_pb2_grpc.GameServiceStub(channel), game_id, bar.update)
+            if messages:
+                said = read_chat(lobby_pb2_grpc.LobbyServiceStub(channel), game_id)
         except grpc.RpcError as error:
             print(f"shikoku export: {error.details()}", file=sys.stderr)
             return 2
-    document = export(game_id, batches_from(stored))
+    document = export(game_id, batches_from(stored), said)
     text = json.dumps(document, indent=1)
     if out is None:
         print(text)
     else:
         out.write_text(text + "\n")
     return 0
+
+
+def read_chat(lobby: lobby_pb2_grpc.LobbyServiceStub, table_id: str) -> list[Said]:
+    """The table's chat as it stands, to its end (the first heartbeat after what it holds):
+    the players' messages that are not hidden, in the order said. A game without a table (an
+    imported one) has no chat."""
+    request = lobby_pb2.WatchChatRequest(table_id=table_id, heartbeat_seconds=1)
+    latest: dict[int, lobby_pb2.ChatMessage] = {}
+    stream = lobby.WatchChat(request, timeout=CHAT_SECONDS)
+    try:
+        for item in stream:
+            if item.heartbeat:
+                break
+            latest[item.message.number] = item.message  # a later item: hidden since
+    except grpc.RpcError as error:
+        if error.code() != grpc.StatusCode.NOT_FOUND:
+            raise
+    finally:
+        stream.cancel()  # type: ignore[no-untyped-call]
+    return [
+        Said(m.seat, m.text, m.posted_at_ms, m.game_version)
+        for _number, m in sorted(latest.items())
+        if not m.hidden and m.seat != HOST_SEAT
+    ]
 
 
 def read_log(

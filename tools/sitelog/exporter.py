@@ -5,12 +5,16 @@ Every command stored with the events it caused becomes one site action; what fol
 itself (a private sold to its only bidder, a player with nothing to do passing) is left to the
 site's engine, as in its own logs. The site names shares, trains and tiles by copy (`KO_3`,
 `2-1`, `8-0`): `_Copies` hands out those names as the game goes.
+
+A table's chat can go with the game (`Said`): each message becomes one of the site's `message`
+actions, placed after the last action the game had when it was said, and the actions are
+numbered again so that the site's ids stay consecutive.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +39,24 @@ END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "ended": "manually_ended"
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """A command and the events it caused, as stored."""
+    """A command and the events it caused, as stored. `version`: the game's event count after
+    them (the stored number of their last event); None counts it from the batches before, as
+    in a log where nothing was undone."""
 
     command: cmd.Command
     events: tuple[ev.Event, ...]
+    version: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A chat message of the game's table that goes with its export: said by the player in
+    `seat`, at `posted_at_ms`, when the game had `game_version` events."""
+
+    seat: int
+    text: str
+    posted_at_ms: int
+    game_version: int
 
 
 @dataclass
@@ -88,13 +106,16 @@ class _Copies:
                 self.trains[owner] = [t for t in held if t.rsplit("-", 1)[0] != event.train]
 
 
-def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
+def export(game_id: str, batches: Sequence[Batch], said: Sequence[Said] = ()) -> dict[str, Any]:
+    """The game's export; with `said`, its chat among its actions (in the order given)."""
     state = GameState()
     copies = _Copies()
     first_ids: list[int] = []  # per batch: the id its first action has (or would have)
     actions: list[Action] = []
     created: cmd.CreateGame | None = None
     skipped_routes = False
+    version = 0
+    acted_by: list[tuple[int, int]] = []  # per batch: the game's version after it, actions so far
     for batch in batches:
         first_ids.append(len(actions) + 1)
         swaps = [e for e in batch.events if isinstance(e, ev.PresidencyChanged)]
@@ -124,8 +145,11 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
             state = evolve(state, event)
             if waited_after is not None:
                 actions.append({**waited_after, "id": len(actions) + 1})
+        version = batch.version if batch.version is not None else version + len(batch.events)
+        acted_by.append((version, len(actions)))
     if created is None:
         raise ValueError(f"game {game_id} has no CreateGame command")
+    actions, renumbered = _with_messages(actions, [(_place(acted_by, m), m) for m in said])
     return {
         "id": game_id,
         "title": state.title,
@@ -143,7 +167,11 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
         # relied on, each with the first action where the site will read the log otherwise.
         "rules_profile": state.rules_profile,
         "rules_deviations": [
-            {"switch": d.switch, "first_action": first_ids[d.first_move], "moves": d.moves}
+            {
+                "switch": d.switch,
+                "first_action": renumbered(first_ids[d.first_move]),
+                "moves": d.moves,
+            }
             for d in deviations_used(batches)
         ],
         "result": {str(s): n for s, n in state.result.net_worths} if state.result else {},
@@ -151,18 +179,56 @@ def export(game_id: str, batches: Sequence[Batch]) -> dict[str, Any]:
     }
 
 
+def _place(acted_by: Sequence[tuple[int, int]], message: Said) -> int:
+    """How many of the game's actions come before `message`: those it had at its version."""
+    before = 0
+    for version, acted in acted_by:
+        if version > message.game_version:
+            break
+        before = acted
+    return before
+
+
+def _with_messages(
+    actions: list[Action], placed: Sequence[tuple[int, Said]]
+) -> tuple[list[Action], Callable[[int], int]]:
+    """The actions with the messages after the actions that come before each, all numbered
+    again from 1; and what an action's old id (or the id the next would have had) becomes."""
+    merged: list[Action] = []
+    waiting = sorted(placed, key=lambda pair: pair[0])  # stable: in the order said
+    for index, action in enumerate([*actions, None]):
+        while waiting and waiting[0][0] <= index:
+            merged.append(_message(waiting.pop(0)[1]))
+        if action is not None:
+            merged.append(action)
+    numbered = [{**action, "id": number} for number, action in enumerate(merged, start=1)]
+    counts = [before for before, _message in placed]
+    return numbered, lambda old: old + sum(1 for before in counts if before < old)
+
+
+def _message(said: Said) -> Action:
+    return {
+        "type": "message",
+        "entity": said.seat,
+        "entity_type": "player",
+        "id": 0,  # numbered with the rest
+        "created_at": said.posted_at_ms // 1000,
+        "message": said.text,
+    }
+
+
 def batches_from(stored: Iterable[tuple[dict[str, Any] | None, ev.Event]]) -> list[Batch]:
-    """Stored (cause, event) pairs, in order, grouped by the command that caused them; what
-    was undone is left out."""
+    """Stored (cause, event) pairs, in order, grouped by the command that caused them, each
+    with the game's version after it; what was undone is left out."""
     log = [Logged(number, event, cause) for number, (cause, event) in enumerate(stored, start=1)]
     batches: list[Batch] = []
     for logged in effective(log):
         cause, event = logged.cause, logged.event
         if cause is not None:
-            batches.append(Batch(cmd.command_from_plain(cause), (event,)))
+            batches.append(Batch(cmd.command_from_plain(cause), (event,), logged.version))
         elif batches:
             last = batches[-1]
-            batches[-1] = Batch(last.command, (*last.events, event))
+            batches[-1] = Batch(last.command, (*last.events, event), logged.version)
     return batches
 
 
