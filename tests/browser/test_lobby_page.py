@@ -33,6 +33,28 @@ class Gateway:
         request = lobby_pb2.GetTableRequest(table_id=table_id)
         return self.lobby.GetTable(request, metadata=self.metadata(), timeout=10)
 
+    def start_table(self, players: dict[str, str]) -> str:
+        """A table created, joined by `players` (name -> credential, "" for none) in order, and
+        started by its host; its id."""
+        created = self.lobby.CreateTable(
+            lobby_pb2.CreateTableRequest(seat_count=len(players)),
+            metadata=self.metadata(),
+            timeout=10,
+        )
+        table_id = created.table.table_id
+        for name, credential in players.items():
+            self.lobby.JoinTable(
+                lobby_pb2.JoinTableRequest(table_id=table_id, player_name=name),
+                metadata=self.metadata(credential),
+                timeout=10,
+            )
+        self.lobby.StartTable(
+            lobby_pb2.StartTableRequest(table_id=table_id),
+            metadata=self.metadata(created.host_token),
+            timeout=10,
+        )
+        return str(table_id)
+
     def acting(self, game_id: str, token: str) -> list[int]:
         request = game_pb2.GetStateRequest(game_id=game_id)
         state = self.games.GetState(request, metadata=self.metadata(token), timeout=10)
@@ -212,6 +234,15 @@ def test_two_players_create_join_ready_and_play_from_the_lobby(
     bob.click("#home")
     bob.wait_for_selector(f"{own_row(first)}[data-status='started']")
     assert bob.is_hidden("#board")
+
+    # A seat Alice takes elsewhere with her credential (this browser holds no token for it)
+    # comes to her lobby on her stream, and opens with her credential.
+    credential = json.loads(alice.evaluate("localStorage.getItem('shikoku.player')"))["credential"]
+    elsewhere = gateway.start_table({"Dan": "", "Alice": credential})
+    alice_lobby.wait_for_selector(f"{own_row(elsewhere)}[data-status='started'][data-seat='2']")
+    alice_lobby.click(f"{own_row(elsewhere)} [data-control='open']")
+    alice_lobby.wait_for_selector("#board[data-seat='2'][data-actions-version]")
+    assert alice_lobby.text_content("#role") == "playing seat 2"
     alice_lobby.close()
 
 

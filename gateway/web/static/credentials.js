@@ -4,6 +4,7 @@
 //   apiKey() / setApiKey(key)          the client application's API key ("" if none)
 //   player() -> {playerId, credential, name} | null
 //   setPlayer(player) / forgetPlayer() the registered player (LobbyService.RegisterPlayer)
+//   forgetPlayerAndTables()            the player, their seats and host tokens (not the key)
 //   seat(tableId) -> {seat, token} | null
 //   setSeat(tableId, seat, token)      the seat taken at a table and its seat token (JoinTable)
 //   forgetSeat(tableId)                after LeaveTable
@@ -52,6 +53,10 @@ export function setPlayer({ playerId, credential, name }) {
 
 export function forgetPlayer() {
   localStorage.removeItem(KEYS.player);
+}
+
+export function forgetPlayerAndTables() {
+  for (const key of [KEYS.player, KEYS.seats, KEYS.hosts]) localStorage.removeItem(key);
 }
 
 export function seat(tableId) {

@@ -62,7 +62,8 @@ export class Lobby {
       this.register(register.name.value.trim());
     });
     this.$("[data-control='forget']").addEventListener("click", () => {
-      credentials.forgetPlayer();
+      credentials.forgetPlayerAndTables();
+      this.stored.clear();
       this.#showPlayer();
     });
     const create = this.$("#create-form");
