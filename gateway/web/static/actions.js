@@ -180,7 +180,8 @@ export class ActionPanel {
     const choices = new Map();
     for (const l of lays.filter((l) => l.hex === hex)) {
       const key = `${l.tile}|${l.company || ""}`;
-      if (!choices.has(key)) choices.set(key, { tile: l.tile, company: l.company || "", rotation: l.rotation || 0 });
+      if (!choices.has(key))
+        choices.set(key, { tile: l.tile, company: l.company || "", rotation: l.rotation || 0 });
     }
     const rotations = this.selection.tile ? this.#rotations() : [];
     const option = rotations[this.selection.index];
@@ -190,7 +191,11 @@ export class ActionPanel {
         choices: [...choices.values()],
         tiles: this.map.tiles,
         left: tilesLeft(this.map.title, this.map.state),
-        chosen: option && { tile: option.tile, company: option.company || "", rotation: option.rotation || 0 },
+        chosen: option && {
+          tile: option.tile,
+          company: option.company || "",
+          rotation: option.rotation || 0,
+        },
         onChoose: (choice) => {
           Object.assign(this.selection, { tile: choice.tile, company: choice.company, index: 0 });
           this.#showSelection();

@@ -179,7 +179,12 @@ export class RouteBuilder {
       );
     }
     return [
-      h("p", { class: "hint" }, "Choose a train, then click its route's hexes on the map in order; click the last one again to take it back."),
+      h(
+        "p",
+        { class: "hint" },
+        "Choose a train, then click its route's hexes on the map in order; " +
+          "click the last one again to take it back.",
+      ),
       trains,
       result,
       h(

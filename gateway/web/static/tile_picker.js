@@ -34,7 +34,9 @@ export function tilePicture(tile, { rotation = 0, width = 56, numbered = true } 
       "aria-label": `tile ${tile.name}`,
     },
     group,
-    numbered ? text(SIZE * 1.55, HEIGHT * 0.85, tile.name, { class: "tile-number", "text-anchor": "middle" }) : null,
+    numbered
+      ? text(SIZE * 1.55, HEIGHT * 0.85, tile.name, { class: "tile-number", "text-anchor": "middle" })
+      : null,
   );
 }
 
