@@ -183,10 +183,15 @@ def test_two_players_create_join_ready_and_play_from_the_lobby(
     assert game_id == first
 
     # A second table the host starts herself once Bob has joined it.
-    alice.click("[data-control='create']")  # the form as it is: two seats, the same options
+    assert alice.input_value(f"{form} [name='display_name']") == ""  # the options stay
+    alice.fill(f"{form} [name='display_name']", "Alice's second table")
+    alice.click("[data-control='create']")
     second = created_table(alice, {first})
     bob.click(f"{open_row(second)} [data-control='join']")
     bob.wait_for_selector(f"{own_row(second)}[data-seat='2']")
+    table = gateway.table(second)
+    assert table.display_name == "Alice's second table" and table.seat_count == 2
+    assert table.options.undo_allowed and table.options.clock.bank_seconds == 5400
     alice.click(f"{own_row(second)} [data-control='start']")
     alice.wait_for_selector(f"{own_row(second)}[data-status='started']")
     assert gateway.table(second).status == lobby_pb2.TABLE_STATUS_STARTED

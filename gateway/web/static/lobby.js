@@ -269,6 +269,7 @@ export class Lobby {
     const id = created.table.tableId;
     credentials.setHostToken(id, created.hostToken);
     this.stored.set(id, created.table);
+    form.display_name.value = ""; // the options stay, for the next table like it
     if (form.sit.checked) await this.join(id);
     else await this.refresh();
   }
