@@ -284,3 +284,22 @@ def test_the_address_form_keeps_the_token_out_of_the_address_and_in_the_browser(
     # Unregistered, the seat held by its token is among "your games" in the lobby.
     page.click("#home")
     page.wait_for_selector(f"{own_row(table_id)}[data-status='started'][data-seat='2']")
+
+
+def test_a_player_credential_the_server_does_not_know_is_forgotten_with_its_reason(
+    web_system: WebSystem, player_pages: list[Page]
+) -> None:
+    """A credential of another system (a `make run` since restarted on a fresh Redis, say) is
+    refused on the player's stream: the lobby says why and asks for the name again."""
+    page = player_pages[0]
+    page.goto(web_system.page_url)
+    stale = {"playerId": "p-gone", "credential": "c-not-a-credential", "name": "Old me"}
+    page.evaluate("player => localStorage.setItem('shikoku.player', player)", json.dumps(stale))
+    page.reload()
+    page.wait_for_selector("#error[data-reason='INVALID_CREDENTIAL']")
+    assert page.get_attribute("#error", "data-code") == "unauthenticated"
+    page.wait_for_selector("#register-form", state="visible")
+    assert page.evaluate("localStorage.getItem('shikoku.player')") is None
+    register(page, "New me")
+    page.wait_for_selector("#your-games .idle")
+    assert page.text_content("#error") == ""

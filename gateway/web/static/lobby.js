@@ -16,6 +16,7 @@ import { PlayerWatch } from "./lobby_watch.js";
 const REFRESH_SECONDS = Number(new URLSearchParams(location.search).get("refresh")) || 3;
 const HEADINGS = ["Table", "Seats", "Options", "Game", ""];
 const LIVE = new Set(["open", "started"]);
+const STALE_CREDENTIAL = new Set(["INVALID_CREDENTIAL", "CREDENTIAL_EXPIRED_OR_REVOKED"]);
 
 function newRequestId() {
   if (crypto.randomUUID) return crypto.randomUUID();
@@ -91,11 +92,21 @@ export class Lobby {
         onStatus: (text) => {
           this.$("#player-connection").textContent = text === "watching" ? "" : `(${text})`;
         },
-        onError: showError,
+        onError: (error) => this.#watchRefused(error),
       });
       this.watch.run();
     }
     this.render();
+  }
+
+  // A credential the server no longer knows (another system's, expired, revoked) is
+  // forgotten: the player gives their name again.
+  #watchRefused(error) {
+    if (STALE_CREDENTIAL.has(error.reason)) {
+      credentials.forgetPlayer();
+      this.#showPlayer();
+    }
+    showError(error);
   }
 
   async register(name) {
