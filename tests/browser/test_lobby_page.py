@@ -15,6 +15,8 @@ from playwright.sync_api import Page
 from shikoku.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 from tests.browser.conftest import Screenshots, WebSystem
 
+pytestmark = pytest.mark.e2e
+
 
 class Gateway:
     """Reading what the page did, through the public gRPC API."""
