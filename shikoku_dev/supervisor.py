@@ -209,17 +209,22 @@ class System:
     def page_address(self, page: str = "") -> str:
         """A page of the web entrypoint: the board page (docs/browser.md) or `host`, the host
         console, with the development key when there is one."""
+        key = f"?api_key={quote(self.api_key, safe='')}" if self.api_key else ""
+        return f"{self.web_origin()}/{page}{key}"
+
+    def web_origin(self) -> str:
+        """Where the web entrypoint answers, as a browser on this machine reaches it."""
         host, _, port = self.env.get("SHIKOKU_WEB_ADDR", "127.0.0.1:8080").rpartition(":")
         host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
-        key = f"?api_key={quote(self.api_key, safe='')}" if self.api_key else ""
-        return f"http://{host}:{port}/{page}{key}"
+        return f"http://{host}:{port}"
 
     def start(self) -> System:
         self.started_at = time.monotonic()
         # The secret the processes of this system share (infra/deployment_token.py).
         self.env.setdefault(DEPLOYMENT_TOKEN, secrets.token_urlsafe(32))
-        # Notifications link to this system's board page.
-        self.env.setdefault("SHIKOKU_PUBLIC_URL", self.page_address().rstrip("/"))
+        # Notifications link to this system's board page; the browser keeps the API key, so the
+        # link carries none (a key in it would put the game's query after the key's).
+        self.env.setdefault("SHIKOKU_PUBLIC_URL", self.web_origin())
         if "REDIS_URL" not in self.env:
             self._start_redis()
         listens = self._spread_replicas()

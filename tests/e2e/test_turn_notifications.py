@@ -181,6 +181,8 @@ def test_each_player_is_told_of_the_start_each_turn_once_and_the_end(
         expected = hmac.new(secrets[document["player_id"]], body, hashlib.sha256).hexdigest()
         assert headers["x-shikoku-signature"] == f"sha256={expected}"
         assert document["game_id"] == game_id and document["table_id"] == table_id
+        # The board page of the game on this system's web entrypoint (the page keeps the key).
+        assert document["link"] == f"http://{system.web}/?game={game_id}"
     ids = [d["notification_id"] for d in documents]
     unique = {d["notification_id"]: d for d in documents}  # at least once: a repeat keeps its id
     assert len(unique) >= len(set(seat_of)) * 2
