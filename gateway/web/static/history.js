@@ -30,7 +30,7 @@ export class HistoryView {
     this.position = h("span", { id: "history-position" });
     this.note = h("span", { id: "history-note" });
     this.buttons = {
-      first: button("⏮", "history-first", "The first position", () => this.show(this.#boundaries()[0])),
+      first: button("|◀", "history-first", "The first position", () => this.show(this.#boundaries()[0])),
       back: button("◀", "history-back", "Back one action", () => this.back()),
       forward: button("▶", "history-forward", "Forward one action", () => this.forward()),
       live: button("Live", "history-live", "Back to the game as it stands", () => this.goLive()),

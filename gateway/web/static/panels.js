@@ -28,14 +28,62 @@ export function roundText(round) {
   }
 }
 
+// How many of a train are left: the unlimited Diesels are sent as -1 (docs/api.md).
+export function depotText(depot) {
+  return (
+    Object.entries(depot || {})
+      .map(([train, left]) => `${train} ×${Number(left) < 0 ? "∞" : left}`)
+      .join(", ") || "empty"
+  );
+}
+
+const END_REASONS = {
+  bankrupt: "a player went bankrupt",
+  bank: "the bank broke",
+  ended: "ended by the players' agreement",
+};
+
+// The finished game's ranking: by net worth, equal net worths sharing a place.
+export function ranking(result) {
+  const worths = [...(result.net_worths || [])].sort((a, b) => b.net_worth - a.net_worth);
+  return worths.map((n) => ({
+    ...n,
+    place: 1 + worths.filter((other) => other.net_worth > n.net_worth).length,
+  }));
+}
+
+function resultList(state) {
+  return h(
+    "ol",
+    { id: "ranking" },
+    ranking(state.result).map((n) =>
+      h(
+        "li",
+        { dataset: { seat: n.seat, place: n.place, netWorth: n.net_worth } },
+        `${n.place}. ${seatName(state, n.seat)} ${yen(n.net_worth)}`,
+      ),
+    ),
+  );
+}
+
 export function renderStatus(element, gameState, title) {
   const state = gameState.state || {};
   const acting = (gameState.actingSeats || []).map((seat) => seatName(state, seat));
   const phase = (title.phases || []).find((p) => p.name === state.phase);
-  const result = state.result
-    ? `game over (${state.result.reason}): ` +
-      state.result.net_worths.map((n) => `${seatName(state, n.seat)} ${yen(n.net_worth)}`).join(", ")
-    : "";
+  const result = state.result;
+  // A finished game has no round: the status says how it ended and who won.
+  const progress = result
+    ? [
+        h("dt", {}, "Result"),
+        h(
+          "dd",
+          { id: "game-over", dataset: { reason: result.reason } },
+          `game over: ${END_REASONS[result.reason] || result.reason}`,
+          resultList(state),
+        ),
+      ]
+    : [h("dt", {}, "Round"), h("dd", { id: "round" }, roundText(state.round))];
+  element.dataset.over = result ? "yes" : "no";
   element.replaceChildren(
     h("dt", {}, "Phase"),
     h(
@@ -45,13 +93,12 @@ export function renderStatus(element, gameState, title) {
         ? `${state.phase} (train limit ${phase.trainLimit}, ${(phase.tiles || []).join("/")} tiles)`
         : (state.phase ?? "–"),
     ),
-    h("dt", {}, "Round"),
-    h("dd", { id: "round" }, roundText(state.round)),
+    ...progress,
     h("dt", {}, "Acting"),
     h(
       "dd",
       { id: "acting", dataset: { seats: (gameState.actingSeats || []).join(" ") } },
-      result || acting.join(", ") || "nobody",
+      acting.join(", ") || "nobody",
     ),
     h("dt", {}, "Bank"),
     h("dd", { id: "bank" }, `${yen(state.bank)}${state.bank_broken ? " (broken)" : ""}`),
@@ -59,9 +106,7 @@ export function renderStatus(element, gameState, title) {
     h(
       "dd",
       { id: "depot" },
-      Object.entries(state.depot || {})
-        .map(([train, left]) => `${left}× ${train}`)
-        .join(", ") || "empty",
+      depotText(state.depot),
       (state.open_market_trains || []).length ? `; open market: ${state.open_market_trains.join(", ")}` : "",
     ),
   );
@@ -119,30 +164,46 @@ export function renderCorporations(element, gameState, title) {
   const rows = (state.corporations || []).map((corporation) => {
     const charter = charters.get(corporation.id) || { tokenCosts: [] };
     const tokens = (charter.tokenCosts || []).length;
+    // Kept narrow enough for the side column at 1400 px: the name, "floated" and the privates
+    // it owns with the badge, the par under the price, counts as "a/b".
     return h(
       "tr",
-      { dataset: { corporation: corporation.id }, class: corporation.id === operating ? "acting" : "" },
+      {
+        dataset: { corporation: corporation.id, floated: corporation.floated ? "yes" : "no" },
+        class: corporation.id === operating ? "acting" : "",
+      },
       h(
         "td",
         { title: charter.name || "" },
         corporationBadge(corporation.id),
-        h("small", { class: "name" }, ` ${charter.name || ""}`),
+        corporation.floated ? h("small", { class: "floated" }, " floated") : "",
+        h("small", { class: "name" }, charter.name || ""),
+        (corporation.privates || []).length
+          ? h("small", { class: "privates" }, `owns ${corporation.privates.join(", ")}`)
+          : "",
       ),
-      h("td", {}, corporation.president ? `seat ${corporation.president}` : "–"),
+      h("td", { class: "president" }, corporation.president ? `seat ${corporation.president}` : "–"),
       h(
         "td",
-        {},
+        { class: "share" },
         corporation.share_price ? yen(corporation.share_price) : "–",
-        corporation.par ? ` (par ${corporation.par})` : "",
+        corporation.par ? h("small", { class: "par" }, `par ${corporation.par}`) : "",
       ),
       h("td", { class: "treasury" }, yen(corporation.cash)),
-      h("td", { class: "trains" }, (corporation.trains || []).join(", ") || "–"),
-      h("td", { class: "tokens" }, `${corporation.tokens_placed || 0} / ${tokens}`),
-      h("td", {}, `${corporation.initial_offering ?? 0} / ${corporation.open_market ?? 0}`),
-      h("td", {}, (corporation.privates || []).join(", ")),
-      h("td", {}, corporation.floated ? "yes" : "no"),
+      h("td", { class: "trains" }, (corporation.trains || []).join(" ") || "–"),
+      h("td", { class: "tokens" }, `${corporation.tokens_placed || 0}/${tokens}`),
+      h("td", { class: "shares" }, `${corporation.initial_offering ?? 0}/${corporation.open_market ?? 0}`),
     );
   });
+  const headings = [
+    ["Corporation", ""],
+    ["Pres.", "President"],
+    ["Share", "Share price and par"],
+    ["Treasury", ""],
+    ["Trains", ""],
+    ["Tokens", "Tokens placed / total"],
+    ["IPO/mkt", "Shares in the initial offering / the open market"],
+  ];
   element.replaceChildren(
     h(
       "thead",
@@ -150,17 +211,7 @@ export function renderCorporations(element, gameState, title) {
       h(
         "tr",
         {},
-        [
-          "Corporation",
-          "President",
-          "Share",
-          "Treasury",
-          "Trains",
-          "Tokens",
-          "IPO / market",
-          "Privates",
-          "Floated",
-        ].map((t) => h("th", {}, t)),
+        headings.map(([label, title]) => h("th", { title: title || undefined }, label)),
       ),
     ),
     h("tbody", {}, rows),

@@ -100,30 +100,47 @@ function revenueLabel(c, value, used) {
   );
 }
 
-function offboardValues(stop, c, level, order) {
+// An off-board's values sit in the upper part of the hex, the train revenues just below them:
+// the place name is written along the bottom (map.js) and the track runs to the centre.
+const OFFBOARD_ROW = -HEIGHT * 0.33; // the middle of the values' row, from the centre
+const OFFBOARD_BOX = { width: 22, height: 15 };
+
+// The train revenues' x: off the centre, away from the side the track leaves by.
+function trainRevenueX(c, used) {
+  const exitsX = [...used].map((edge) => edgeDirection(edge).x);
+  const mean = exitsX.length ? exitsX.reduce((sum, x) => sum + x, 0) / exitsX.length : 0;
+  return Math.abs(mean) > 0.3 ? c.x - Math.sign(mean) * HEIGHT * 0.17 : c.x;
+}
+
+function offboardValues(stop, c, level, order, used) {
   // In the phases' order (low before high): a protobuf JSON map has no order of its own.
   const rank = (name) => (order.includes(name) ? order.indexOf(name) : order.length);
   const levels = Object.entries(stop.revenueByLevel || {}).sort(([a], [b]) => rank(a) - rank(b));
   const group = svg("g", { class: "offboard-revenue" });
-  const width = 22;
+  const { width, height } = OFFBOARD_BOX;
+  const middle = c.y + OFFBOARD_ROW;
   levels.forEach(([name, value], i) => {
     const x = c.x - (levels.length * width) / 2 + i * width;
     group.append(
       svg("rect", {
         x: round(x),
-        y: round(c.y - 8),
+        y: round(middle - height / 2),
         width,
-        height: 16,
+        height,
         class: name === level ? "current" : "",
       }),
-      text(x + width / 2, c.y + 4, value, { "text-anchor": "middle", dataset: { level: name } }),
+      text(x + width / 2, middle + 3.5, value, { "text-anchor": "middle", dataset: { level: name } }),
     );
   });
-  for (const [train, value] of Object.entries(stop.revenueByTrain || {})) {
+  Object.entries(stop.revenueByTrain || {}).forEach(([train, value], i) => {
     group.append(
-      text(c.x, c.y + 17, `${train}: ${value}`, { "text-anchor": "middle", class: "train-revenue" }),
+      text(trainRevenueX(c, used), middle + height / 2 + 8 + i * 8, `${train}: ${value}`, {
+        "text-anchor": "middle",
+        class: "train-revenue",
+        dataset: { train },
+      }),
     );
-  }
+  });
   return group;
 }
 
@@ -186,7 +203,7 @@ export function drawTrack(drawing, c, rotation, corners, { offboardLevel = "", l
       );
     }
     if (stop.kind === OFFBOARD) {
-      group.append(offboardValues(stop, c, offboardLevel, levels));
+      group.append(offboardValues(stop, c, offboardLevel, levels, used));
     } else if (stop.revenue) {
       group.append(revenueLabel(c, stop.revenue, used));
     }
