@@ -49,6 +49,7 @@ export class OpenGame {
       onError: showError,
     });
     page.dataset.viewing = "live";
+    $("actions").hidden = false; // a game open before may have left them put away
     this.actions = new ActionPanel($("actions"), {
       map: this.map,
       api,
@@ -84,6 +85,7 @@ export class OpenGame {
   stop() {
     this.watch.stop();
     this.chat.stop();
+    this.history.stop();
   }
 
   // The stream's state after a batch: drawn while live; kept for "Live" while in the history.

@@ -14,10 +14,21 @@ export class HistoryView {
     this.events = 0; // events seen, with or without a command
     this.asking = 0; // counts GetState requests: only the last one asked for is shown
     this.#build();
-    log.addEventListener("click", (event) => {
-      const item = event.target.closest("li[data-version]");
-      if (item && log.contains(item)) this.show(Number(item.dataset.version));
-    });
+    // The log's element outlives this game when the page opens another: stop() lets it go.
+    this.listening = new AbortController();
+    log.addEventListener(
+      "click",
+      (event) => {
+        const item = event.target.closest("li[data-version]");
+        if (item && log.contains(item)) this.show(Number(item.dataset.version));
+      },
+      { signal: this.listening.signal },
+    );
+  }
+
+  stop() {
+    this.listening.abort();
+    this.asking += 1; // a state still being read is not shown
   }
 
   get live() {
@@ -37,7 +48,15 @@ export class HistoryView {
     };
     const { first, back, forward, live } = this.buttons;
     this.bar.append(
-      h("span", { class: "history-nav", role: "group", "aria-label": "History" }, first, back, this.position, forward, live),
+      h(
+        "span",
+        { class: "history-nav", role: "group", "aria-label": "History" },
+        first,
+        back,
+        this.position,
+        forward,
+        live,
+      ),
       this.note,
     );
     this.#render();

@@ -11,8 +11,8 @@ const MARGIN = 4;
 const PRICE_BASELINE = 11; // the price is written at the top left of its space
 // A zone's class: "zone-yellow" for MARKET_ZONE_YELLOW; none for the white spaces.
 const zoneName = (zone) => (zone || "").replace("MARKET_ZONE_", "").toLowerCase();
-const zoneClass = (zone) =>
-  !zone || zone === "MARKET_ZONE_NORMAL" || zone === "MARKET_ZONE_UNSPECIFIED" ? "" : `zone-${zoneName(zone)}`;
+const WHITE_ZONES = new Set(["", "MARKET_ZONE_NORMAL", "MARKET_ZONE_UNSPECIFIED"]);
+const zoneClass = (zone) => (WHITE_ZONES.has(zone || "") ? "" : `zone-${zoneName(zone)}`);
 // What each zone means (rulebook 3.1), in the legend's order.
 const ZONE_MEANING = {
   MARKET_ZONE_YELLOW: ["yellow", "its certificates do not count toward the certificate limit"],

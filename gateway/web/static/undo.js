@@ -13,7 +13,8 @@ const SENTENCES = {
 
 function commandId() {
   if (crypto.randomUUID) return crypto.randomUUID();
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 // A refusal with the policy's reason said as a sentence (the reason itself is kept).
@@ -45,7 +46,8 @@ export class UndoControl {
       return;
     }
     try {
-      const table = await this.api.call("LobbyService/GetTable", { tableId: this.gameId }, { token: this.token });
+      const request = { tableId: this.gameId };
+      const table = await this.api.call("LobbyService/GetTable", request, { token: this.token });
       this.allowed = Boolean(table.options && table.options.undoAllowed);
     } catch (error) {
       this.onError(error);
