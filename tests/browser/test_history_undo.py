@@ -113,6 +113,7 @@ def test_undo_takes_back_the_seats_action_and_a_refusal_is_said_in_words(
     expect(undo).to_have_attribute("data-likely", "yes")
 
     undo.click()
+    page.wait_for_selector("#events li[data-type='Undone']")
     undone = table.state()
     assert table.log(undone.version)[-1] == (undone.version, "Undone")
     assert document(undone) == before, "the game is as it was before the action"
