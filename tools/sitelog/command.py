@@ -22,7 +22,7 @@ from shikoku_sdk import Client
 from shikoku_sdk.channel import keyed_channel
 from tools.launchers import OWN_SYSTEM_NEEDS_A_CHECKOUT, launchers_missing
 from tools.progress import Progress
-from tools.sitelog.compare import site_state
+from tools.sitelog.compare import StateLog
 from tools.sitelog.export_format import ExportError, SiteGame, load
 from tools.sitelog.exporter import Said, batches_from, export
 from tools.sitelog.gateway_table import GatewayTable
@@ -103,10 +103,11 @@ def replay_on(game: SiteGame, table: Table, as_json: bool, states: Path | None =
     ):
         progress = bar.update
         if states:
+            log = StateLog(game)
             outcome = replay_viewed(
                 game,
                 table,
-                lambda action_id, view: write(site_state(game, action_id, view)),
+                lambda action_id, view, acting: write(log.state(action_id, view, acting)),
                 progress,
             )
         else:

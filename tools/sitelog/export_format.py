@@ -69,12 +69,23 @@ def parse(raw: dict[str, Any]) -> SiteGame:
             seed=int(settings.get("seed", 0)),
             optional_rules=tuple(settings.get("optional_rules") or ()),
             result={str(k): int(v) for k, v in (raw.get("result") or {}).items()},
-            end_reason=END_REASONS.get(str(raw.get("game_end_reason", "")), ""),
+            end_reason=_end_reason(raw),
             actions=tuple(raw["actions"]),
             rules_profile=str(raw.get("rules_profile") or SITE_PROFILE),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ExportError(f"not an 18xx.games game export: {error!r}") from error
+
+
+def _end_reason(raw: dict[str, Any]) -> str:
+    """Ours for how the site's game ended: the site's server stores a game its players ended
+    as `status` "finished" with `manually_ended` true, and may write no `game_end_reason`;
+    a game whose `status` is not "finished" has not ended."""
+    if raw.get("status", "finished") != "finished":
+        return ""
+    if raw.get("manually_ended") is True:
+        return END_REASONS["manually_ended"]
+    return END_REASONS.get(str(raw.get("game_end_reason", "")), "")
 
 
 def load(path: Path) -> SiteGame:
@@ -91,32 +102,72 @@ def _counts(action: Action) -> bool:
     return not action.get("skip") and kind not in _IGNORED and not kind.startswith("program_")
 
 
-def effective_actions(actions: tuple[Action, ...]) -> list[Action]:
-    """The actions that shaped the game, in order (see the module docstring)."""
-    done: list[list[Action]] = []  # each entry: an action and the auto-actions it carries
-    undone: list[list[list[Action]]] = []
+def _undoable(action: Action | None) -> bool:
+    """What the site's `undo` takes back: any action but a chat message, a `program_*`
+    setting included (Game::Base.filtered_actions)."""
+    return action is not None and action.get("type") != "message"
+
+
+def _standing(actions: tuple[Action, ...]) -> list[Action | None]:
+    """The log with what undo took back (and redo did not restore) as None, as the site's
+    engine filters it: an undo without `action_id` takes back the last action standing, one
+    with it everything after that action; redo restores what the last undo took back; any
+    other action but a message forgets what could be redone."""
+    standing: list[Action | None] = []
+    undone: list[list[tuple[int, Action]]] = []
     for action in actions:
+        if action.get("skip"):
+            standing.append(None)
+            continue
         kind = action.get("type", "")
-        automatic = [a for a in action.get("auto_actions", ()) if _counts(a)]
-        if not _counts(action):
-            if automatic and not action.get("skip"):
-                done.append(automatic)
-            continue
         if kind == "undo":
-            target = action.get("action_id")
-            group: list[list[Action]] = []
-            if target is None:
-                if done:
-                    group.append(done.pop())
-            else:
-                while done and done[-1] and int(done[-1][0].get("id", 0)) > int(target):
-                    group.insert(0, done.pop())
+            start = _undo_from(actions, standing, action.get("action_id"))
+            group = [(i, a) for i, a in enumerate(standing[start:], start) if a and _undoable(a)]
+            for index, _ in group:
+                standing[index] = None
             undone.append(group)
+            standing.append(None)
+        elif kind == "redo":
+            for index, restored in undone.pop() if undone else ():
+                standing[index] = restored
+            standing.append(None)
+        else:
+            if kind != "message":
+                undone.clear()
+            standing.append(action)
+    return standing
+
+
+def _undo_from(actions: tuple[Action, ...], standing: list[Action | None], target: Any) -> int:
+    """The index of the first action an undo takes back."""
+    if target is None:
+        return max((i for i, a in enumerate(standing) if _undoable(a)), default=0)
+    if int(target) == 0:
+        return 0
+    for index, action in enumerate(actions[: len(standing)]):
+        if int(action.get("id", -1)) == int(target):
+            return index + 1
+    raise ExportError(f"undo to action {target}, which the log does not hold")
+
+
+def effective_actions(actions: tuple[Action, ...]) -> list[Action]:
+    """The actions that shaped the game, in order (see the module docstring). An auto-action
+    comes as a copy marked `auto_action_of`: the id of the action that carries it."""
+    effective: list[Action] = []
+    for action in _standing(actions):
+        if action is None:
             continue
-        if kind == "redo":
-            if undone:
-                done.extend(undone.pop())
-            continue
-        undone.clear()
-        done.append([action, *automatic])
-    return [step for entry in done for step in entry]
+        if _counts(action):
+            effective.append(action)
+        automatic = [a for a in action.get("auto_actions", ()) if _counts(a)]
+        effective.extend({**a, AUTO_ACTION_OF: action.get("id", 0)} for a in automatic)
+    return effective
+
+
+#: The key of an auto-action's copy naming the action that carries it.
+AUTO_ACTION_OF = "auto_action_of"
+
+
+def logged_id(action: Action) -> int:
+    """The id of the logged action `action` is, or is an auto-action of."""
+    return int(action.get(AUTO_ACTION_OF, action.get("id", 0)))

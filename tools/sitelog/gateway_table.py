@@ -57,6 +57,9 @@ class GatewayTable:
     def view(self) -> dict[str, Any]:
         return json_format.MessageToDict(_refused(lambda: self._reader.state(self.game_id)).state)
 
+    def acting_seats(self) -> list[int]:
+        return list(_refused(lambda: self._reader.state(self.game_id)).acting_seats)
+
     def submit(self, seat: int, step: Submit) -> list[Caused]:
         done = _refused(lambda: self._seats[seat].act(self.game_id, step.command))
         return [(event.type, json_format.MessageToDict(event.payload)) for event in done.events]

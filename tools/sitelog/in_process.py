@@ -43,6 +43,9 @@ class InProcessTable:
     def view(self) -> dict[str, Any]:
         return state_document(self.state)
 
+    def acting_seats(self) -> list[int]:
+        return list(self.state.acting_seats)
+
     def submit(self, seat: int, step: Submit) -> list[Caused]:
         command = command_from_proto(seat, step.command)
         if isinstance(command, RunRoutes):

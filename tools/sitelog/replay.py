@@ -15,7 +15,7 @@ from services.rules.board import Title, load_title
 from services.rules.domain.state import Step
 from services.rules.domain.turn_steps import turn_steps
 from shikoku.v1 import game_pb2
-from tools.sitelog.export_format import Action, SiteGame, effective_actions
+from tools.sitelog.export_format import Action, SiteGame, effective_actions, logged_id
 from tools.sitelog.site_steps import private_step_waits, track_step_waits_for_pass
 from tools.sitelog.translate import EndGame, Submit, Translator, Untranslatable
 
@@ -32,6 +32,10 @@ class Table(Protocol):
         ...
 
     def end_game(self) -> None: ...
+
+    def acting_seats(self) -> list[int]:
+        """The seats that must act now (GameState.acting_seats)."""
+        ...
 
 
 #: An event our game stored: its type and its fields.
@@ -59,10 +63,6 @@ class Outcome:
             and self.net_worths == game.result
             and self.end_reason == game.end_reason
         )
-
-
-def _current_action(game: SiteGame, done: int) -> Action:
-    return effective_actions(game.actions)[done]
 
 
 def _self_passes(before: dict[str, Any], caused: Sequence[Caused]) -> list[int]:
@@ -247,8 +247,9 @@ def replay(
     observe: Callable[[Action], None] | None = None,
 ) -> Outcome:
     """Submits every effective action; stops at the first one our game refuses. `observe` is
-    told each action once it took effect."""
-    total = len(effective_actions(game.actions))
+    told each logged action once it took effect with the auto-actions it carries."""
+    effective = effective_actions(game.actions)
+    total = len(effective)
     outcome = Outcome(game_id=game.id)
     steps = step_through(game, table)
     while True:
@@ -257,13 +258,16 @@ def replay(
         except StopIteration:
             break
         except (Rejected, Untranslatable) as error:
-            action = _current_action(game, outcome.actions)
+            action = effective[outcome.actions]
             reason = f"{getattr(error, 'reason', type(error).__name__)}: {error}"
-            outcome.divergence = Divergence(int(action.get("id", 0)), action, reason)
+            outcome.divergence = Divergence(logged_id(action), action, reason)
             break
         outcome.actions += 1
-        if observe:
-            observe(_current_action(game, outcome.actions - 1))
+        done = effective[outcome.actions - 1]
+        following = effective[outcome.actions] if outcome.actions < total else None
+        carried_on = following is not None and logged_id(following) == logged_id(done)
+        if observe and not carried_on:
+            observe(done)
         if progress:
             progress(outcome.actions, total)
     final = table.view()
@@ -281,14 +285,15 @@ def replay(
 def replay_viewed(
     game: SiteGame,
     table: Table,
-    seen: Callable[[int, dict[str, Any]], None],
+    seen: Callable[[int, dict[str, Any], list[int]], None],
     progress: Callable[[int, int], None] | None = None,
 ) -> Outcome:
-    """`replay`, telling `seen` our state document before the first action (as action 0, the
-    way the site's per-action states begin) and after each action, with the site's action id."""
-    seen(0, table.view())
+    """`replay`, telling `seen` our state document and acting seats before the first action
+    (as action 0, the way the site's per-action states begin) and after each logged action
+    with its auto-actions, with the site's action id."""
+    seen(0, table.view(), table.acting_seats())
 
     def observed(action: Action) -> None:
-        seen(int(action.get("id", 0)), table.view())
+        seen(logged_id(action), table.view(), table.acting_seats())
 
     return replay(game, table, progress, observed)
