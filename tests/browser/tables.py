@@ -27,43 +27,28 @@ SEATS = 3
 VIEWPORT: ViewportSize = {"width": 1400, "height": 1000}
 
 
-class Table:
-    """A started game and its seats, acting through the public gRPC API."""
+class Game:
+    """A started game and its seats' tokens, acting through the public gRPC API."""
 
-    def __init__(self, system: WebSystem, options: lobby_pb2.TableOptions | None = None) -> None:
+    def __init__(
+        self, system: WebSystem, game_id: str, tokens: dict[int, str], host_token: str = ""
+    ) -> None:
         self.api_key = system.api_key
         self.channel = grpc.insecure_channel(system.gateway)
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self.channel)
         self.games = game_pb2_grpc.GameServiceStub(self.channel)
         self.routes = routes_pb2_grpc.RoutesServiceStub(self.channel)
         self.titles = title_pb2_grpc.TitleServiceStub(self.channel)
-        created = self.lobby.CreateTable(
-            lobby_pb2.CreateTableRequest(seat_count=SEATS, options=options),
-            metadata=self.metadata(),
-            timeout=10,
-        )
-        self.game_id = created.table.table_id
-        self.host_token = created.host_token  # the host's calls: EndGame, ReplaceSeat
-        self.tokens: dict[int, str] = {}
-        for n in range(1, SEATS + 1):
-            joined = self.lobby.JoinTable(
-                lobby_pb2.JoinTableRequest(table_id=self.game_id, player_name=f"Bot {n}"),
-                metadata=self.metadata(),
-                timeout=10,
-            )
-            self.tokens[joined.seat] = joined.seat_token
-        self.lobby.StartTable(
-            lobby_pb2.StartTableRequest(table_id=self.game_id),
-            metadata=self.metadata(created.host_token),
-            timeout=10,
-        )
+        self.game_id = game_id
+        self.tokens = dict(tokens)
+        self.host_token = host_token  # the host's calls: EndGame, ReplaceSeat
 
     def metadata(self, token: str = "") -> tuple[tuple[str, str], ...]:
         bearer = (("authorization", f"Bearer {token}"),) if token else ()
         return (("x-api-key", self.api_key), *bearer)
 
     def reader(self) -> tuple[tuple[str, str], ...]:
-        return self.metadata(self.tokens[1])
+        return self.metadata(self.tokens[min(self.tokens)])
 
     def state(self) -> game_pb2.GameState:
         request = game_pb2.GetStateRequest(game_id=self.game_id)
@@ -107,11 +92,37 @@ class Table:
         return events
 
 
+class Table(Game):
+    """A new table of SEATS bots, started: its game and seats' tokens."""
+
+    def __init__(self, system: WebSystem, options: lobby_pb2.TableOptions | None = None) -> None:
+        super().__init__(system, "", {})
+        created = self.lobby.CreateTable(
+            lobby_pb2.CreateTableRequest(seat_count=SEATS, options=options),
+            metadata=self.metadata(),
+            timeout=10,
+        )
+        self.game_id = created.table.table_id
+        self.host_token = created.host_token
+        for n in range(1, SEATS + 1):
+            joined = self.lobby.JoinTable(
+                lobby_pb2.JoinTableRequest(table_id=self.game_id, player_name=f"Bot {n}"),
+                metadata=self.metadata(),
+                timeout=10,
+            )
+            self.tokens[joined.seat] = joined.seat_token
+        self.lobby.StartTable(
+            lobby_pb2.StartTableRequest(table_id=self.game_id),
+            metadata=self.metadata(created.host_token),
+            timeout=10,
+        )
+
+
 def document(state: game_pb2.GameState) -> dict[str, Any]:
     return json_format.MessageToDict(state.state)
 
 
-def president_about_to_lay(table: Table, state: game_pb2.GameState) -> int:
+def president_about_to_lay(table: Game, state: game_pb2.GameState) -> int:
     """The seat of the operating corporation's president when it is at its track step with
     trains and tiles to lay on a board with some track already; else 0."""
     doc = document(state)
