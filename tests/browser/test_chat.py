@@ -1,5 +1,6 @@
 """The table's chat on the board page, in Chromium: two players, each in a browser of their
-own, chat both ways live; the host hides a message and both see it hidden; a spectator reads
+own, chat both ways live, and a cut chat stream resumes from the last position shown + 1; the
+host hides a message and both see it hidden; a spectator reads
 but has no text box; a message over 500 characters is refused in words."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.browser.conftest import Screenshots, WebSystem
 from tests.browser.tables import VIEWPORT, Table, open_page
 
+WATCH_CHAT = "/shikoku.v1.LobbyService/WatchChat"
 MESSAGE = "#chat .chat-message[data-number='{number}']"
 
 
@@ -60,6 +62,14 @@ def test_two_players_chat_live_the_host_hides_and_a_long_message_is_refused(
     for page in (ann, bo, host):
         shown(page, 2, 2, "Thanks, you too!")
     expect(ann.locator("#chat textarea")).to_have_value("")
+
+    # Bo's stream, cut, comes back from the last position it showed + 1: nothing twice.
+    before = bo.get_attribute("#chat", "data-connections")
+    with bo.expect_request(lambda r: r.url.endswith(WATCH_CHAT)) as reconnection:
+        bo.evaluate("window.shikokuChat.dropStream()")
+    expect(bo.locator("#chat")).not_to_have_attribute("data-connections", before or "")
+    body = reconnection.value.post_data_buffer
+    assert body is not None and json.loads(body[5:])["fromPosition"] == "3"
     say(host, "Welcome to the table.")
     for page in (ann, bo):
         shown(page, 3, 0, "Welcome to the table.")

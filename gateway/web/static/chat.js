@@ -86,6 +86,8 @@ export class ChatPanel {
   run() {
     this.element.replaceChildren(this.status, this.list, ...(this.speaker ? [this.form()] : []));
     this.element.dataset.role = this.token ? "seat" : this.hostToken ? "host" : "spectator";
+    // For tests and scripts, as window.shikokuBoard does for the game: cut the chat's stream.
+    window.shikokuChat = { dropStream: () => this.watch.drop() };
     this.watch.run();
   }
 
