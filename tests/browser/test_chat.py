@@ -1,7 +1,7 @@
 """The table's chat on the board page, in Chromium: two players, each in a browser of their
 own, chat both ways live, and a cut chat stream resumes from the last position shown + 1; the
-host hides a message and both see it hidden; a spectator reads
-but has no text box; a message over 500 characters is refused in words."""
+host hides a message and both see it hidden; a spectator reads but has no text box; a message
+over 500 characters is refused in words."""
 
 from __future__ import annotations
 
