@@ -29,6 +29,7 @@ from services.rules.domain.commands import (
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.evolve import fold
 from services.rules.domain.legal import (
+    BidRange,
     LayTileOption,
     PlaceTokenOption,
     PrivateTileOption,
@@ -397,3 +398,29 @@ def test_site_upgrade_must_use_new_track_its_walk_reaches() -> None:
     assert refused.value.reason == "NO_NEW_TRACK_WALKED"
     state, _ = play(state, LayTile(A, "K6", "47", 2))
     assert state.board is not None and state.board.content("K6")[0].name == "47"
+
+
+# ---- 5.2: a bid on the topmost private ----------------------------------------------------
+
+
+def test_rulebook_refuses_a_bid_on_the_topmost_private_naming_the_price() -> None:
+    state = new_game(3, rules_profile=RULEBOOK)
+    with pytest.raises(Rejected) as refused:
+        decide(state, PlaceBid(A, "TR", 25))
+    assert refused.value.reason == "BID_ON_TOP_PRIVATE"
+    assert "¥25" in refused.value.message and "¥20" in refused.value.message
+    assert not any(isinstance(o, BidRange) and o.company == "TR" for o in legal_actions(state))
+
+
+def test_site_bid_on_the_topmost_private_buys_it_at_the_bid() -> None:
+    state = new_game(3, rules_profile=SITE)
+    listed = [o for o in legal_actions(state) if isinstance(o, BidRange) and o.company == "TR"]
+    assert [(o.min_price, o.step) for o in listed] == [(20, 5)]
+    cash = state.player(A).cash
+    state, events = play(state, PlaceBid(A, "TR", 25))
+    assert ev.PrivateBought(seat=A, company="TR", price=25) in events
+    assert state.player(A).cash == cash - 25
+    assert state.acting_seats == (B,)
+    with pytest.raises(Rejected) as refused:
+        decide(state, PlaceBid(B, "MF", 25))  # MF, topmost now: from its face value ¥30 up
+    assert refused.value.reason == "BID_TOO_LOW"

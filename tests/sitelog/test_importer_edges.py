@@ -50,7 +50,11 @@ def test_an_undo_after_a_redone_program_still_undoes_the_program_only() -> None:
 
 def test_an_undo_to_an_action_takes_back_the_programs_after_it_too() -> None:
     automatic = [{"type": "buy_shares", "entity": 2, "entity_type": "player"}]
-    log = (act(1), act(2, "program_buy_shares", auto_actions=automatic), act(3, "undo", action_id=1))
+    log = (
+        act(1),
+        act(2, "program_buy_shares", auto_actions=automatic),
+        act(3, "undo", action_id=1),
+    )
     assert [a["id"] for a in effective_actions(log)] == [1]
 
 
@@ -149,7 +153,7 @@ def test_states_of_game_314_have_the_sites_turn_round_order_and_next(tmp_path: P
         if theirs != {key: mine[key] for key in SITE_FIELDS}:
             # Our engine moves past a step with nothing to do where the site waits for a
             # pass (tests/sitelog/test_replay_in_process.py): then we are in its next state.
-            ahead = next((json.loads(x) for x in lines if json.loads(x)["id"] == site["id"] + 1))
+            ahead = next(json.loads(x) for x in lines if json.loads(x)["id"] == site["id"] + 1)
             assert {key: ahead[key] for key in SITE_FIELDS} == {k: mine[k] for k in SITE_FIELDS}
         compared += 1
     assert compared > 400
@@ -178,4 +182,3 @@ def test_a_faithful_replay_of_a_game_the_players_ended_matches(
 ) -> None:
     assert import_game(manually_ended, ReplayOn.IN_PROCESS, "", as_json=True) == 0
     assert json.loads(capsys.readouterr().out)["end_reason"] == "ended"
-

@@ -170,4 +170,5 @@ AUTO_ACTION_OF = "auto_action_of"
 
 def logged_id(action: Action) -> int:
     """The id of the logged action `action` is, or is an auto-action of."""
-    return int(action.get(AUTO_ACTION_OF, action.get("id", 0)))
+    carrier = action.get(AUTO_ACTION_OF)
+    return int(carrier if carrier is not None else action.get("id", 0))

@@ -121,7 +121,11 @@ class Translator:
         company, price = action["company"], int(action["price"])
         round_ = view.get("round") or {}
         offer = round_.get("offer") or []
-        if not round_.get("closed_auction") and offer and offer[0]["company"] == company:
+        top = offer[0] if not round_.get("closed_auction") and offer else {}
+        # The site's purchase of the topmost private is a bid at its face value; a bid at
+        # another price stays a bid, which only the 18xx.games profile takes as a purchase at
+        # that price (the logged amount is never changed).
+        if top.get("company") == company and int(top["price"]) == price:
             return game_pb2.Command(buy_private=game_pb2.BuyPrivate(company=company))
         return game_pb2.Command(place_bid=game_pb2.PlaceBid(company=company, price=price))
 

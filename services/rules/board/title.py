@@ -303,6 +303,10 @@ class RulesProfile:
     #: 5.2 (closed auction): the lowest bidder always acts next, instead of the bidder to the
     #: left of the highest bidder first and then clockwise (they differ with three or more).
     closed_auction_lowest_bidder_acts: bool = False
+    #: 5.2 (the private auction): a bid on the topmost private, which the rulebook lets one
+    #: only buy at face value, buys it at the bid (from its face value up, within the cash
+    #: not promised in other bids), as the site's `Step::WaterfallAuction#placement_bid` does.
+    topmost_private_bid_buys_at_bid: bool = False
     #: 8.7.6 (forced train purchase): the president sells each corporation's shares at most
     #: once (one block) while raising the money, where the rulebook lets them sell shares of
     #: the same corporation again, in any order they choose.

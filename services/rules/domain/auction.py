@@ -38,12 +38,18 @@ def buy_option(state: GameState, auction: PrivateAuction, seat: int) -> BuyOptio
 def bid_range(
     state: GameState, auction: PrivateAuction, seat: int, company: str
 ) -> BidRange | Rejected:
-    """The reservation bids `seat` may place on `company` (a private below the top)."""
+    """The reservation bids `seat` may place on `company` (a private below the top); under
+    the `topmost_private_bid_buys_at_bid` switch, also the bids that buy the topmost private
+    (from its face value up)."""
     if company not in auction.offer:
         return Rejected(
             "PRIVATE_NOT_ON_OFFER",
             f"{quoted(company)} is not for sale",
             details={"company": quoted(company)},
+        )
+    if company == auction.top and state.rules.topmost_private_bid_buys_at_bid:
+        return _range(
+            company, auction.prices[company], _available_cash(state, auction, seat, company)
         )
     if company == auction.top:
         return Rejected(
@@ -89,7 +95,8 @@ def legal_actions(state: GameState, auction: PrivateAuction) -> list[LegalAction
     buy = buy_option(state, auction, seat)
     if isinstance(buy, BuyOption):
         options.append(dataclasses.replace(buy, seat=seat))
-    for company in auction.offer[1:]:
+    biddable = auction.offer if state.rules.topmost_private_bid_buys_at_bid else auction.offer[1:]
+    for company in biddable:
         found = bid_range(state, auction, seat, company)
         if isinstance(found, BidRange):
             options.append(dataclasses.replace(found, seat=seat))
@@ -121,7 +128,17 @@ def _decide_open(state: GameState, auction: PrivateAuction, command: PlayerComma
                 )
             return ev.PrivateBought(seat=seat, company=company, price=option.price)
         case PlaceBid(seat=seat, company=company, price=price):
-            _check_bid(_checked(bid_range(state, auction, seat, company)), price)
+            allowed = bid_range(state, auction, seat, company)
+            if isinstance(allowed, Rejected) and allowed.reason == "BID_ON_TOP_PRIVATE":
+                raise Rejected(
+                    "BID_ON_TOP_PRIVATE",
+                    f"a bid of ¥{price} on {company}, the topmost private: it is bought at its "
+                    f"face value ¥{auction.prices[company]}, not bid on (rulebook 5.2)",
+                    details={"company": company, "price": price},
+                )
+            _check_bid(_checked(allowed), price)
+            if company == auction.top:  # the topmost_private_bid_buys_at_bid switch
+                return ev.PrivateBought(seat=seat, company=company, price=price)
             return ev.BidPlaced(seat=seat, company=company, price=price)
         case Pass(seat=seat):
             return ev.Passed(seat=seat)
