@@ -64,7 +64,7 @@ def check_states(
     actions = {int(a.get("id", 0)): a for a in effective_actions(game.actions)}
     check = StateCheck(Outcome(game.id), site_states=len(site_states), site_ids=tuple(ids))
 
-    def seen(action_id: int, ours: dict[str, Any]) -> None:
+    def seen(action_id: int, ours: dict[str, Any], _acting: Sequence[int]) -> None:
         if action_id not in site:
             return  # past the action the site refused
         check.compared += 1
