@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import Screenshots, WebSystem
 from tests.browser.tables import VIEWPORT, Table, open_page
 
 WATCH_CHAT = "/shikoku.v1.LobbyService/WatchChat"
+pytestmark = pytest.mark.e2e
+
 MESSAGE = "#chat .chat-message[data-number='{number}']"
 
 
