@@ -18,7 +18,7 @@ import pytest
 
 from tests.shared import SITE_GAMES
 from tools.sitelog.command import ReplayOn, import_game
-from tools.sitelog.export_format import effective_actions, load, parse
+from tools.sitelog.export_format import ExportError, effective_actions, load, parse
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay
 
@@ -182,3 +182,12 @@ def test_a_faithful_replay_of_a_game_the_players_ended_matches(
 ) -> None:
     assert import_game(manually_ended, ReplayOn.IN_PROCESS, "", as_json=True) == 0
     assert json.loads(capsys.readouterr().out)["end_reason"] == "ended"
+
+
+def test_an_undo_to_an_action_the_log_lacks_is_refused_on_reading() -> None:
+    raw = json.loads((GAMES / "undo_after_program.json").read_text())
+    raw["actions"].append(
+        {"type": "undo", "entity": 671, "entity_type": "player", "id": 44, "action_id": 99}
+    )
+    with pytest.raises(ExportError, match="undo to action 99"):
+        parse(raw)

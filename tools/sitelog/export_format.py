@@ -62,7 +62,7 @@ class ExportError(ValueError):
 def parse(raw: dict[str, Any]) -> SiteGame:
     try:
         settings = raw.get("settings") or {}
-        return SiteGame(
+        game = SiteGame(
             id=str(raw["id"]),
             title=str(raw["title"]),
             players=tuple(SitePlayer(str(p["id"]), str(p["name"])) for p in raw["players"]),
@@ -73,6 +73,8 @@ def parse(raw: dict[str, Any]) -> SiteGame:
             actions=tuple(raw["actions"]),
             rules_profile=str(raw.get("rules_profile") or SITE_PROFILE),
         )
+        effective_actions(game.actions)  # an undo to an action the log lacks: refused here
+        return game
     except (KeyError, TypeError, ValueError) as error:
         raise ExportError(f"not an 18xx.games game export: {error!r}") from error
 
