@@ -124,6 +124,18 @@ def test_states_write_an_actions_auto_actions_under_its_id(tmp_path: Path) -> No
     assert by_id[42]["next"] == "1845"
 
 
+def test_states_write_a_line_after_a_program_and_after_the_end_as_the_site_does(
+    tmp_path: Path,
+) -> None:
+    lines = states_of(HOTSEAT, tmp_path / "states.jsonl")
+    # The site's engine writes a state after every action standing in the log (the game has
+    # no action 21), the program 41 included; after the players end it, 671 was to act.
+    assert [line["id"] for line in lines] == [0, *(i for i in range(1, 52) if i != 21)]
+    by_id = {line["id"]: line for line in lines}
+    assert {**by_id[41], "id": 40} == by_id[40]
+    assert by_id[51]["finished"] is True and by_id[51]["next"] == "671"
+
+
 SITE_FIELDS = ("turn", "round_num", "player_order", "next")
 
 

@@ -125,12 +125,17 @@ class StateLog:
     def __init__(self, game: SiteGame) -> None:
         self.game = game
         self.turn = 1
+        self.next: str | None = None
 
     def state(self, action_id: int, ours: dict[str, Any], acting: Sequence[int]) -> dict[str, Any]:
         round_ = ours.get("round") or {}
         if round_.get("type") == "stock_round":
             self.turn = int(round_["number"])
-        return site_state(self.game, action_id, ours, acting, self.turn)
+        line = site_state(self.game, action_id, ours, acting, self.turn)
+        if line["finished"] and line["next"] is None:
+            line["next"] = self.next  # the site's game stops with its entity to act as it was
+        self.next = line["next"]
+        return line
 
 
 COMPARED_PLAYER = ("cash", "shares", "companies")

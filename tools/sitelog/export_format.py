@@ -166,6 +166,23 @@ def effective_actions(actions: tuple[Action, ...]) -> list[Action]:
     return effective
 
 
+def quiet_actions(actions: tuple[Action, ...]) -> dict[int, list[int]]:
+    """The ids of the actions standing in the log that change nothing (chat messages, programs
+    that carry no auto-action), by the logged id of the last action before them that changed
+    the game (0 before any): the site's engine writes a state after each of them too."""
+    quiet: dict[int, list[int]] = {}
+    last = 0
+    for action in _standing(actions):
+        if action is None:
+            continue
+        automatic = any(_counts(a) for a in action.get("auto_actions", ()))
+        if _counts(action) or automatic:
+            last = int(action.get("id", 0))
+        else:
+            quiet.setdefault(last, []).append(int(action.get("id", 0)))
+    return quiet
+
+
 #: The key of an auto-action's copy naming the action that carries it.
 AUTO_ACTION_OF = "auto_action_of"
 

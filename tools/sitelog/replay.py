@@ -15,7 +15,13 @@ from services.rules.board import Title, load_title
 from services.rules.domain.state import Step
 from services.rules.domain.turn_steps import turn_steps
 from shikoku.v1 import game_pb2
-from tools.sitelog.export_format import Action, SiteGame, effective_actions, logged_id
+from tools.sitelog.export_format import (
+    Action,
+    SiteGame,
+    effective_actions,
+    logged_id,
+    quiet_actions,
+)
 from tools.sitelog.site_steps import private_step_waits, track_step_waits_for_pass
 from tools.sitelog.translate import EndGame, Submit, Translator, Untranslatable
 
@@ -290,10 +296,15 @@ def replay_viewed(
 ) -> Outcome:
     """`replay`, telling `seen` our state document and acting seats before the first action
     (as action 0, the way the site's per-action states begin) and after each logged action
-    with its auto-actions, with the site's action id."""
-    seen(0, table.view(), table.acting_seats())
+    with its auto-actions, with the site's action id; and, as the site does, the same state
+    again after each action standing in the log that changes nothing (a chat message, a
+    program that carries no auto-action)."""
+    quiet = quiet_actions(game.actions)
 
-    def observed(action: Action) -> None:
-        seen(logged_id(action), table.view(), table.acting_seats())
+    def tell(action_id: int) -> None:
+        view, acting = table.view(), table.acting_seats()
+        for each in (action_id, *quiet.get(action_id, ())):
+            seen(each, view, acting)
 
-    return replay(game, table, progress, observed)
+    tell(0)
+    return replay(game, table, progress, lambda action: tell(logged_id(action)))
