@@ -2,8 +2,9 @@
 
 `effective_actions` turns the stored log into the actions that count: it drops actions marked
 `skip`, chat messages and `program_*` settings (auto-action programs record their effects as
-`auto_actions` on a later action), applies `undo`/`redo`, and inlines `auto_actions` after the
-action that carries them.
+`auto_actions` on a later action), applies `undo`/`redo` as the site's engine does (an undo
+takes back any action but a chat message, a `program_*` setting included), and inlines
+`auto_actions` after the action that carries them, each marked with that action's id.
 """
 
 from __future__ import annotations
