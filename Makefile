@@ -58,6 +58,14 @@ $(DESCRIPTORS): $(GENERATED)
 sdk: $(GENERATED)
 	$(BIN)/python sdk/build_wheel.py --out dist
 
+# The engine a bot author runs locally, dist/shikoku_engine-<version>-py3-none-any.whl:
+# shikoku_engine and the pure modules the rules service runs, as they are (the rules domain and
+# board with the title data, the routes engine, services/rules/wire.py, kernel); it stands on
+# the SDK's wheel for the public messages (packaging/engine/build_wheel.py stages just those).
+.PHONY: engine
+engine: $(INSTALLED)
+	$(BIN)/python packaging/engine/build_wheel.py --out dist
+
 # The public API as released: a buf image of shikoku.v1 (descriptors without comments, as JSON)
 # that `buf breaking` in `make lint` holds the protos to (buf.yaml; tests/api/test_breaking.py).
 # A release decision: run it to release, never to silence a break.

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import struct_pb2
 
-from infra.eventstore import StoredEvent
 from kernel.rejection import Kind, Rejected
 from services.rules.domain import commands as cmd
 from services.rules.domain.legal import (
@@ -30,6 +29,11 @@ from services.rules.domain.legal import (
     StartOption,
 )
 from shikoku.v1 import game_pb2
+
+if TYPE_CHECKING:
+    # A type only: the engine's wheel (shikoku_engine) carries this module without the event
+    # store, whose module imports Redis.
+    from infra.eventlog import StoredEvent
 
 
 def command_from_proto(seat: int, command: game_pb2.Command) -> cmd.PlayerCommand | cmd.Undo:
