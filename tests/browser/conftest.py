@@ -70,12 +70,27 @@ def browser() -> Iterator[BrowserContext]:
         context.close()
 
 
+def collect_script_errors(page: Page, errors: list[str]) -> None:
+    """Adds to `errors` each script error on `page` and anything its security policy blocks."""
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: (
+            errors.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+
+
 @pytest.fixture
 def page(browser: BrowserContext) -> Iterator[Page]:
+    """A page of the test's own; a script error on it fails the test."""
     page = browser.new_page()
     page.set_default_timeout(30_000)
+    errors: list[str] = []
+    collect_script_errors(page, errors)
     yield page
     page.close()
+    assert errors == [], "script errors on the page"
 
 
 @pytest.fixture(scope="module")
@@ -93,14 +108,18 @@ def chromium() -> Iterator[Browser]:
 
 @pytest.fixture
 def player_pages(chromium: Browser) -> Iterator[list[Page]]:
-    """Three pages, each in a browser context of its own (three players' browsers)."""
+    """Three pages, each in a browser context of its own (three players' browsers); a script
+    error on any of them fails the test."""
     contexts = [chromium.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(3)]
     pages = [context.new_page() for context in contexts]
+    errors: list[str] = []
     for page in pages:
         page.set_default_timeout(30_000)
+        collect_script_errors(page, errors)
     yield pages
     for context in contexts:
         context.close()
+    assert errors == [], "script errors on a player's page"
 
 
 @dataclass

@@ -9,7 +9,6 @@ the seat tokens the browsers keep, to reach the position the next part needs."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -26,16 +25,6 @@ from tests.browser.test_routes_by_hand import checked
 pytestmark = pytest.mark.e2e
 
 BOT_ACTIONS_LIMIT = 1500  # bot moves to reach a corporation's routes step, in any random game
-
-
-@pytest.fixture(autouse=True)
-def no_page_errors(player_pages: list[Page]) -> Iterator[None]:
-    """A script error on either player's page fails the test."""
-    errors: list[str] = []
-    for page in player_pages:
-        page.on("pageerror", lambda error: errors.append(str(error)))
-    yield
-    assert errors == []
 
 
 def settled(page: Page, version: int) -> None:

