@@ -18,9 +18,12 @@ from services.rules.domain.events import TrainRun
 from services.rules.domain.legal import LegalAction, RunRoutesOption
 from services.rules.domain.route_pricing import corporation_graph
 from services.rules.domain.state import GameState
+from services.rules.domain.view import state_document
+from services.rules.shell.titles import title_to_proto
 from services.rules.wire import command_from_proto, legal_action_to_proto
 from shikoku.v1 import game_pb2
-from shikoku_sdk import random_player
+from shikoku_sdk import heuristic, random_player
+from shikoku_sdk.heuristic_facts import TitleFacts
 
 
 def choose(options: list[LegalAction], rng: random.Random) -> LegalAction:
@@ -56,3 +59,53 @@ def best_routes(state: GameState, corporation: str, seat: int) -> cmd.RunRoutes:
     )
     submissions = tuple(cmd.RouteSubmission(run.train, run.hexes) for run in runs)
     return cmd.RunRoutes(seat, submissions, priced=runs)
+
+
+STRATEGIES = ("random", "heuristic")
+
+
+def _facts() -> TitleFacts:
+    global _TITLE_FACTS
+    if _TITLE_FACTS is None:
+        _TITLE_FACTS = TitleFacts.from_title(title_to_proto("1889"))
+    return _TITLE_FACTS
+
+
+_TITLE_FACTS: TitleFacts | None = None
+
+
+def heuristic_command(
+    state: GameState, options: list[LegalAction], rng: random.Random
+) -> cmd.PlayerCommand:
+    """The SDK's heuristic player's command among `options` (all of one seat), on the public
+    messages: the state document, the options as LegalAction messages, the title's data and
+    the in-process solver's best routes."""
+    listed = [legal_action_to_proto(option) for option in options]
+    seat = options[0].seat
+
+    def routes(corporation: str) -> list[game_pb2.RouteRun]:
+        found = best_routes(state, corporation, seat)
+        return [game_pb2.RouteRun(train=r.train, hexes=list(r.hexes)) for r in found.priced or ()]
+
+    message = heuristic.decide(state_document(state), listed, _facts(), rng, routes)
+    command = command_from_proto(seat, message)
+    if isinstance(command, cmd.Undo):
+        raise TypeError(f"the heuristic gave {command}")
+    if isinstance(command, cmd.RunRoutes):
+        return best_routes(state, command_corporation(options), seat)
+    return command
+
+
+def command_corporation(options: list[LegalAction]) -> str:
+    return next(o.corporation for o in options if isinstance(o, RunRoutesOption))
+
+
+def strategy_command(
+    strategy: str, state: GameState, options: list[LegalAction], rng: random.Random
+) -> cmd.PlayerCommand:
+    """The command the named strategy makes among `options` (all of the acting seat)."""
+    if strategy == "heuristic":
+        return heuristic_command(state, options, rng)
+    if strategy == "random":
+        return command_for(choose(options, rng), rng, state)
+    raise ValueError(f"unknown strategy {strategy!r}: one of {', '.join(STRATEGIES)}")

@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     site.add_argument("--api-key", help="the API key to call with (default: $SHIKOKU_API_KEY)")
 
     selfplay = commands.add_parser(
-        "selfplay", help="one whole game of random legal bots, exported in the 18xx.games format"
+        "selfplay",
+        help="one whole game of bots (random or heuristic), exported in the 18xx.games format",
     )
     selfplay.add_argument("--players", type=int, required=True, help="how many bots (2 to 6)")
     selfplay.add_argument("--seed", type=int, required=True, help="the same seed, the same game")
@@ -119,6 +120,12 @@ def main(argv: list[str] | None = None) -> int:
         "--json",
         action="store_true",
         help="print a JSON summary: net worths by player, end reason, actions, profile",
+    )
+    selfplay.add_argument(
+        "--bots",
+        default="random",
+        help="strategies in seat order, comma-separated (random, heuristic), or one for every "
+        "seat (default: random)",
     )
 
     out = commands.add_parser("export", help="a game of ours in the 18xx.games export format")
@@ -213,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "selfplay":
         from tools.selfplay import main as selfplay_main
 
-        return selfplay_main(args.players, args.seed, args.export, args.profile, args.json)
+        return selfplay_main(
+            args.players, args.seed, args.export, args.profile, args.json, args.bots
+        )
     if args.command == "export":
         from tools.sitelog.command import export_game
 

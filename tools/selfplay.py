@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,18 +17,22 @@ from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import SeatedPlayer
 from services.rules.domain.evolve import fold
 from services.rules.domain.state import GameState
-from tools.bots import choose, command_for
+from tools.bots import STRATEGIES, choose, command_for, strategy_command
 from tools.sitelog.exporter import Batch, export
 
 DEFAULT_PROFILE = "18xx.games"
 
 
 def random_game(
-    players: int, seed: int, rules_profile: str = "rulebook"
+    players: int, seed: int, rules_profile: str = "rulebook", bots: Sequence[str] = ()
 ) -> tuple[list[Batch], GameState]:
     """A game of `players` bots to its end: every command with the events it caused, and the
-    final state. The seed draws both the seating (as CreateGame's seed) and every bot move."""
+    final state. The seed draws both the seating (as CreateGame's seed) and every bot move.
+    `bots`: a strategy per seat (tools/bots.py STRATEGIES); none or all "random" plays the
+    random bots on every legal action, as before; otherwise the acting seat's strategy picks
+    among that seat's actions (privates' abilities of other seats wait for their turn)."""
     rng = random.Random(seed)
+    mixed = any(bot != "random" for bot in bots)
     seated = tuple(SeatedPlayer(s, f"bot {s}") for s in range(1, players + 1))
     command: Command = CreateGame(players=seated, seed=seed, rules_profile=rules_profile)
     state = GameState()
@@ -38,7 +43,13 @@ def random_game(
         state = fold(events, state)
         if state.result is not None:
             return batches, state
-        command = command_for(choose(legal_actions(state), rng), rng, state)
+        options = legal_actions(state)
+        if mixed:
+            seat = options[0].seat
+            mine = [option for option in options if option.seat == seat]
+            command = strategy_command(bots[seat - 1], state, mine, rng)
+        else:
+            command = command_for(choose(options, rng), rng, state)
 
 
 def game_id(players: int, seed: int) -> str:
@@ -50,6 +61,7 @@ class SelfPlay:
     document: dict[str, Any]  # the 18xx.games export
     final: GameState
     profile: str
+    bots: tuple[str, ...]
 
     def summary(self) -> dict[str, Any]:
         result = self.final.result
@@ -61,18 +73,42 @@ class SelfPlay:
             "end_reason": result.reason,
             "actions": len(self.document["actions"]),
             "profile": self.profile,
+            "bots": list(self.bots),
         }
 
 
-def play(players: int, seed: int, profile: str = DEFAULT_PROFILE) -> SelfPlay:
+def play(
+    players: int, seed: int, profile: str = DEFAULT_PROFILE, bots: Sequence[str] = ()
+) -> SelfPlay:
     """Raises Rejected when the rules refuse the set-up (player count, profile)."""
-    batches, final = random_game(players, seed, profile)
-    return SelfPlay(export(game_id(players, seed), batches), final, profile)
+    seated = tuple(bots) or ("random",) * players
+    batches, final = random_game(players, seed, profile, seated)
+    return SelfPlay(export(game_id(players, seed), batches), final, profile, seated)
 
 
-def main(players: int, seed: int, out: Path, profile: str, as_json: bool) -> int:
+def parse_bots(listed: str, players: int) -> tuple[str, ...]:
+    """`--bots`: one strategy for every seat, or one per seat in seat order. Raises ValueError
+    with a one-line reason."""
+    names = tuple(name.strip() for name in listed.split(","))
+    if unknown := [name for name in names if name not in STRATEGIES]:
+        raise ValueError(f"unknown bot {unknown[0]!r}: one of {', '.join(STRATEGIES)}")
+    if len(names) == 1:
+        return names * players
+    if len(names) != players:
+        raise ValueError(f"{len(names)} bots for {players} players: give one, or one per seat")
+    return names
+
+
+def main(
+    players: int, seed: int, out: Path, profile: str, as_json: bool, bots: str = "random"
+) -> int:
     try:
-        game = play(players, seed, profile)
+        seated = parse_bots(bots, players)
+    except ValueError as error:
+        print(f"shikoku selfplay: --bots: {error}", file=sys.stderr)
+        return 2
+    try:
+        game = play(players, seed, profile, seated)
     except Rejected as error:
         print(f"shikoku selfplay: {error.reason}: {error}", file=sys.stderr)
         return 2
