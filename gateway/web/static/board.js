@@ -32,14 +32,9 @@ export class OpenGame {
     const bar = $("history-bar");
     const undoSlot = h("span", { id: "undo" });
     bar.replaceChildren(undoSlot);
-    this.undo = new UndoControl(undoSlot, {
-      api,
-      gameId,
-      token,
-      seat,
-      onError: showError,
-      onSent: () => clearError(),
-    });
+    // What every control that sends a command for the seat is given.
+    const sending = { api, gameId, token, seat, onError: showError, onSent: () => clearError() };
+    this.undo = new UndoControl(undoSlot, sending);
     this.history = new HistoryView(bar, $("events"), {
       api,
       gameId,
@@ -50,15 +45,7 @@ export class OpenGame {
     });
     page.dataset.viewing = "live";
     $("actions").hidden = false; // a game open before may have left them put away
-    this.actions = new ActionPanel($("actions"), {
-      map: this.map,
-      api,
-      gameId,
-      token,
-      seat,
-      onError: showError,
-      onSent: () => clearError(),
-    });
+    this.actions = new ActionPanel($("actions"), { ...sending, map: this.map });
     this.watch = new GameWatch(api, gameId, token, {
       onEvent: (event) => {
         this.log.add(event, (s) => (this.latest ? seatName(this.latest.state, s) : `seat ${s}`));
