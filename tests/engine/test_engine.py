@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
@@ -28,6 +29,7 @@ from shikoku_sdk import random_player
 from shikoku_sdk.commands import to_command
 from shikoku_sdk.version import VERSION as PROJECT_VERSION
 
+ROOT = Path(__file__).resolve().parents[2]
 ACTIONS_LIMIT = 5000
 PASS = game_pb2.Command(pass_turn=game_pb2.Pass())
 
@@ -272,3 +274,12 @@ def test_the_engine_imports_neither_redis_nor_grpc() -> None:
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "[]"
+
+
+def test_the_guide_shows_the_search_bot_example_as_it_is() -> None:
+    guide = (ROOT / "docs/api.md").read_text()
+    section = guide[guide.index("\n## The engine, locally\n") :]
+    shown = section[section.index("```python\n") + len("```python\n") :]
+    shown = shown[: shown.index("```\n")]
+    example = (ROOT / "examples/engine_search_bot.py").read_text()
+    assert example.endswith(shown) and example[: -len(shown)].rstrip().endswith('"""')
