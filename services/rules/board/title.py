@@ -300,6 +300,11 @@ class RulesProfile:
     #: 8.7.6 (failure to raise funds): a bankrupt president's remaining cash goes to the bank,
     #: not to the corporation's treasury.
     bankrupt_cash_to_bank: bool = False
+    #: 14.1 (beginner game): the privates are dealt as the site's engine deals them from the
+    #: game's seed (services/rules/domain/site_deal.py): its own set for five players, its
+    #: beginner prices, and the priority deal to the first player in order, where the rulebook
+    #: deals the listed privates at random for their face value and draws the priority deal.
+    beginner_deal_as_site: bool = False
     #: 5.2 (closed auction): the lowest bidder always acts next, instead of the bidder to the
     #: left of the highest bidder first and then clockwise (they differ with three or more).
     closed_auction_lowest_bidder_acts: bool = False

@@ -1,4 +1,5 @@
-"""Rulebook 2 (set-up) and 14.1 (the beginner game's deal)."""
+"""Rulebook 2 (set-up) and 14.1 (the beginner game's deal; under the `beginner_deal_as_site`
+switch, the 18xx.games site's deal from the same seed)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from kernel.rejection import Kind, Rejected, quoted
 from services.rules import board
 from services.rules.domain import events as ev
 from services.rules.domain.commands import CreateGame
+from services.rules.domain.site_deal import site_beginner_deal
 from services.rules.domain.state import GameState
 
 
@@ -67,7 +69,15 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
         ev.StartingCapitalDealt(amount=rules.starting_capital),
     ]
     privates = title.privates_in_game(count, command.beginner_game)
-    if command.beginner_game:
+    if command.beginner_game and title.profile(command.rules_profile).beginner_deal_as_site:
+        site = site_beginner_deal(command.seed, order)
+        events += [
+            ev.PrivatesDealt(
+                deal=tuple(ev.Deal(seat=d.seat, company=d.company, price=d.price) for d in site)
+            ),
+            ev.StockRoundStarted(number=1, priority=order[0]),
+        ]
+    elif command.beginner_game:
         dealt = list(privates)
         rng.shuffle(dealt)
         events += [
