@@ -61,10 +61,11 @@ sdk: $(GENERATED)
 # The engine a bot author runs locally, dist/shikoku_engine-<version>-py3-none-any.whl:
 # shikoku_engine and the pure modules the rules service runs, as they are (the rules domain and
 # board with the title data, the routes engine, services/rules/wire.py, kernel); it stands on
-# the SDK's wheel for the public messages (packaging/engine/build_wheel.py stages just those).
+# the SDK's wheel for the public messages (packaging/engine/build_engine_wheel.py stages just
+# those).
 .PHONY: engine
 engine: $(INSTALLED)
-	$(BIN)/python packaging/engine/build_wheel.py --out dist
+	$(BIN)/python packaging/engine/build_engine_wheel.py --out dist
 
 # The public API as released: a buf image of shikoku.v1 (descriptors without comments, as JSON)
 # that `buf breaking` in `make lint` holds the protos to (buf.yaml; tests/api/test_breaking.py).

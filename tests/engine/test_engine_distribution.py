@@ -55,7 +55,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     which other tests share)."""
     out = tmp_path_factory.mktemp("dist")
     built = []
-    for script in ("packaging/engine/build_wheel.py", "sdk/build_wheel.py"):
+    for script in ("packaging/engine/build_engine_wheel.py", "sdk/build_wheel.py"):
         ran = subprocess.run(
             build_command(script, out), capture_output=True, text=True, timeout=INSTALL_SECONDS
         )
@@ -77,7 +77,7 @@ def test_make_engine_runs_the_build_into_dist() -> None:
     )
     assert (
         planned.stdout.splitlines()[-1]
-        == ".venv/bin/python packaging/engine/build_wheel.py --out dist"
+        == ".venv/bin/python packaging/engine/build_engine_wheel.py --out dist"
     )
 
 

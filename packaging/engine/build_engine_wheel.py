@@ -1,5 +1,6 @@
-"""Builds the `shikoku-engine` wheel: `python packaging/engine/build_wheel.py [--out DIR]` (what
-`make engine` runs).
+"""Builds the `shikoku-engine` wheel (what `make engine` runs):
+
+    python packaging/engine/build_engine_wheel.py [--out DIR]
 
 The modules the rules service runs are copied as they are, with the engine's own package, into
 a staging folder laid out as the repository is (the pyproject in packaging/engine/, the packages
