@@ -270,12 +270,21 @@ def _dividend(view: View, option: game_pb2.PayDividendsOption) -> game_pb2.Divid
     if len(trains) < min(2, view.train_limit()):
         upcoming = view.next_train()
         reserve = max(reserve, upcoming.price if upcoming else 0)
-    if cash < reserve <= cash + option.revenue or (reserve > cash and len(trains) <= 1):
+    if cash < reserve <= cash + option.revenue or (reserve > cash and not trains):
         return WITHHOLD
     upcoming = view.next_train()
     late = view.facts.phase_index(view.phase) >= view.facts.phase_index("5")
     room = len(trains) < view.train_limit()
-    if late and upcoming is not None and upcoming.price > cash and room:
+    if (
+        late
+        and upcoming is not None
+        and upcoming.price > cash
+        and room
+        and (
+            upcoming.price <= cash + 3 * option.revenue
+            or any(view.rusting_soon(str(t)) for t in trains)
+        )
+    ):
         return WITHHOLD  # saving for the train that pushes the game on (6, then D)
     return PAYOUT
 

@@ -5,7 +5,8 @@ round, until the tournament has finished (or Ctrl-C).
 Seats are found from the tournament (each table of the current round lists its players in seat
 order), which comes over WatchTournament, the tournament's one stream, with each change of its
 tables; a player's own credential acts for each of their seats. Each game is played by the SDK's
-random player (`shikoku_sdk.random_player.RandomPlayer`) in short slices on a few threads: a
+random player (`shikoku_sdk.random_player.RandomPlayer`), or with --strategy heuristic its
+heuristic player (`shikoku_sdk.heuristic.HeuristicPlayer`), in short slices on a few threads: a
 slice takes actions while one of our seats must act and hands the game back when none does, so
 a game waiting for a seat played elsewhere (`--only`) holds no thread. A game handed back is
 taken up again as soon as the stream says its table changed, and otherwise asked about after
@@ -29,10 +30,11 @@ import grpc
 
 from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client, RandomPlayer, ShikokuError
+from shikoku_sdk.heuristic import HeuristicPlayer
 from tools.gateway_command import require_gateway, run_against_gateway
 from tools.tournament_input import InputError
 
-STRATEGIES = ("random",)
+STRATEGIES = ("random", "heuristic")
 WORKERS = 8
 SLICE_ACTIONS = 40  # a slice's actions at most, so that every game gets its turns
 # Before asking again about a game where none of our seats could act: FIRST_WAIT_SECONDS,
@@ -92,7 +94,7 @@ class Game:
     """A game the bot plays: its random player and when it is next worth a slice."""
 
     table_id: str
-    player: RandomPlayer
+    player: RandomPlayer | HeuristicPlayer
     due: float = 0.0
     slice: Future[int] | None = field(default=None, repr=False)
     changed: bool = False  # its table changed while a slice was under way
@@ -103,8 +105,14 @@ class TournamentBot:
     """Plays `players`' seats at `tournament_id`'s tables over `client`'s channel."""
 
     def __init__(
-        self, client: Client, tournament_id: str, players: list[BotPlayer], say: Say
+        self,
+        client: Client,
+        tournament_id: str,
+        players: list[BotPlayer],
+        say: Say,
+        strategy: str = "random",
     ) -> None:
+        self._strategy = strategy
         self._client = client
         self._tournament_id = tournament_id
         self._by_id = {p.player_id: client.with_credential(p.credential) for p in players}
@@ -202,12 +210,13 @@ class TournamentBot:
                     seated = False
                     continue
                 rng = random.Random(game_id)  # the same game plays the same way again
-                player = RandomPlayer(game_id, seats, rng)
+                kind = HeuristicPlayer if self._strategy == "heuristic" else RandomPlayer
+                player = kind(game_id, seats, rng)
                 self._games[entry.table_id] = Game(entry.table_id, player)
         self._live = live
         return seated
 
-    def _play_slice(self, player: RandomPlayer) -> int:
+    def _play_slice(self, player: RandomPlayer | HeuristicPlayer) -> int:
         """Actions while one of our seats must act, up to SLICE_ACTIONS; how many."""
         taken = 0
         try:
@@ -275,7 +284,8 @@ def main(
         require_gateway(gateway, api_key)
         with Client(gateway, api_key=api_key) as client:
             say(f"playing {len(players.players)} players in {players.tournament_id}")
-            ended = TournamentBot(client, players.tournament_id, players.players, say).run()
+            bot = TournamentBot(client, players.tournament_id, players.players, say, strategy)
+            ended = bot.run()
         say(f"tournament {ended.tournament_id} finished after {len(ended.rounds)} rounds")
         return 0
 

@@ -287,4 +287,4 @@ def test_every_command_says_in_one_line_that_no_gateway_answers(tmp_path: Path) 
 
 def test_the_bot_refuses_a_strategy_it_does_not_have(tmp_path: Path) -> None:
     line = one_line("bot", "--players-json", str(created(tmp_path)), "--strategy", "greedy")
-    assert line == "shikoku bot: --strategy 'greedy': one of random"
+    assert line == "shikoku bot: --strategy 'greedy': one of random, heuristic"
