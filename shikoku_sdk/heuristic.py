@@ -273,7 +273,7 @@ def _dividend(view: View, option: game_pb2.PayDividendsOption) -> game_pb2.Divid
     if cash < reserve <= cash + option.revenue or (reserve > cash and not trains):
         return WITHHOLD
     upcoming = view.next_train()
-    late = view.facts.phase_index(view.phase) >= view.facts.phase_index("5")
+    late = view.facts.phase_index(view.phase) >= view.facts.phase_index("4")
     room = len(trains) < view.train_limit()
     if (
         late

@@ -120,6 +120,7 @@ def test_a_corporation_without_a_train_buys_one() -> None:
     raise AssertionError("no trainless corporation at its train step")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [3, 4, 5])
 def test_heuristic_players_do_not_go_bankrupt(players: int) -> None:
     final = heuristic_game(players, seed=players)[-1]
@@ -127,6 +128,7 @@ def test_heuristic_players_do_not_go_bankrupt(players: int) -> None:
     assert final.result.reason == "bank"
 
 
+@pytest.mark.slow
 def test_it_beats_random_bots_in_most_games() -> None:
     wins = 0
     for game in range(6):
