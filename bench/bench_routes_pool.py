@@ -49,7 +49,7 @@ from services.routes.engine.graph import TrackGraph
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import evaluate
 from services.routes.shell.pool import PoolSettings, SolverPool
-from services.routes.shell.server import public_solution
+from services.routes.shell.server import public_solution, routes_checked_by_rules
 from shikoku.internal.v1 import routes_pb2, routes_pb2_grpc, rules_pb2, rules_pb2_grpc
 from shikoku.v1 import routes_pb2 as public_pb2
 from shikoku.v1 import routes_pb2_grpc as public_pb2_grpc
@@ -170,6 +170,11 @@ class InlineRoutes(public_pb2_grpc.RoutesServiceServicer):
         deadline = None if remaining is None else seconds_from_now(max(remaining - 0.05, 0))
         solution = solve(wire.graph_from_proto(message), deadline)
         return public_solution(message, wire.solution_to_proto(solution))
+
+    async def CheckRoutes(
+        self, request: public_pb2.CheckRoutesRequest, context: Context
+    ) -> public_pb2.RouteCheck:
+        return await routes_checked_by_rules(self._rules, request, context)
 
 
 async def serve_inline(address: str) -> None:

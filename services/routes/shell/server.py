@@ -84,6 +84,21 @@ def public_solution(
     )
 
 
+async def routes_checked_by_rules(
+    rules: rules_pb2_grpc.RulesServiceAsyncStub,
+    request: public_pb2.CheckRoutesRequest,
+    context: Context,
+) -> public_pb2.RouteCheck:
+    """Asked of the rules service, which checks a game's routes as it checks RunRoutes (and
+    evaluates them here, with RouteEngine.Evaluate)."""
+    try:
+        answer: public_pb2.RouteCheck = await rules.CheckRoutes(request, timeout=10)
+    except grpc.aio.AioRpcError as error:
+        await relay_error(error, context)
+        raise
+    return answer
+
+
 class RoutesServicer(public_pb2_grpc.RoutesServiceServicer):
     def __init__(self, rules: rules_pb2_grpc.RulesServiceAsyncStub, solver: SolverPool) -> None:
         self._rules = rules
@@ -109,14 +124,7 @@ class RoutesServicer(public_pb2_grpc.RoutesServiceServicer):
     async def CheckRoutes(
         self, request: public_pb2.CheckRoutesRequest, context: Context
     ) -> public_pb2.RouteCheck:
-        """Asked of the rules service, which checks a game's routes as it checks RunRoutes (and
-        evaluates them here, with RouteEngine.Evaluate)."""
-        try:
-            answer: public_pb2.RouteCheck = await self._rules.CheckRoutes(request, timeout=10)
-        except grpc.aio.AioRpcError as error:
-            await relay_error(error, context)
-            raise
-        return answer
+        return await routes_checked_by_rules(self._rules, request, context)
 
 
 async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -> None:
