@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tools.sitelog.compare import differences
+from tools.crosscheck.lines import line_differences
 from tools.sitelog.export_format import Action, SiteGame
 
 
@@ -22,7 +22,8 @@ class Seen:
     site: Mapping[int, dict[str, Any]]  # action id -> the site's state after it
     following: Mapping[int, int]  # action id -> the site's next action id
     action_id: int
-    ours: dict[str, Any]
+    ours: dict[str, Any]  # our state document
+    line: dict[str, Any]  # the same, as a line of the site's format (lines.OurLines)
     found: list[str]  # what differs from the site's state after action_id
 
 
@@ -34,10 +35,35 @@ class Allowance:
 
 
 def _ahead_of_a_waiting_step(seen: Seen) -> bool:
+    """The site, after this action, offers the entity that must act nothing but a pass (its
+    own engine says so: the state's `offers`, site_states.rb), and our state already is the
+    site's after that pass, in every field."""
     following = seen.following.get(seen.action_id)
-    if following is None:
+    if following is None or seen.site[seen.action_id].get("offers") != ["pass"]:
         return False
-    return not differences(seen.game, seen.site[following], seen.ours)
+    return not line_differences(seen.site[following], seen.line)
+
+
+def _past_the_port_tile_offer(seen: Seen) -> bool:
+    """The site, after a corporation's lay, offers it `lay_tile` and `pass` because its
+    president holds the Mitsubishi Ferry, whose port tile may go down at that step; the export's
+    next action is the corporation's pass; and our state already is the site's after it."""
+    here = seen.site[seen.action_id]
+    following = seen.following.get(seen.action_id)
+    corporation = here.get("next")
+    if following is None or here.get("offers") != ["lay_tile", "pass"]:
+        return False
+    upcoming = seen.actions.get(following) or {}
+    if upcoming.get("type") != "pass" or upcoming.get("entity") != corporation:
+        return False
+    president = next(
+        (c.get("president") for c in seen.ours["corporations"] if c["id"] == corporation), None
+    )
+    holders = [p for p, v in here["players"].items() if "MF" in v["companies"]]
+    seats = {str(p.id): seat for seat, p in enumerate(seen.game.players, start=1)}
+    if not president or [seats.get(h) for h in holders] != [int(president)]:
+        return False
+    return not line_differences(seen.site[following], seen.line)
 
 
 _BEFORE_ROUTES = {"track", "token"}
@@ -62,11 +88,24 @@ ALLOWANCES: tuple[Allowance, ...] = (
     Allowance(
         name="past a step the site waits on",
         why=(
-            "docs/rules-notes.md, 'Passing a step with nothing to do': our engine moves on by "
-            "itself where the site waits for a pass, so after that action we already are in "
-            "the state the site reaches with its next action"
+            "the site's engine offers the entity to act nothing but a pass (its state's "
+            "`offers`), which our engine makes by itself (docs/rules-notes.md, 'What it still "
+            "absorbs': a player in the private auction with no bid possible), so after that "
+            "action we already are in the state the site reaches with its next action"
         ),
         explains=_ahead_of_a_waiting_step,
+    ),
+    Allowance(
+        name="past the port tile the site offers at the track step",
+        why=(
+            "docs/rules-notes.md, 'Passing a step with nothing to do': after a corporation's lay "
+            "the site keeps its track step open, offering a lay and a pass, while its president "
+            "holds the Mitsubishi Ferry (the port tile is theirs to place there, 15 B); our "
+            "turn leaves the track step with the lay, the port tile going down whenever its "
+            "owner may, so after the lay we already are in the state the site reaches with the "
+            "corporation's pass"
+        ),
+        explains=_past_the_port_tile_offer,
     ),
     Allowance(
         name="withheld before the blocking buy-a-private step",

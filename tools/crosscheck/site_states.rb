@@ -32,6 +32,37 @@ def entity_name(entity)
   (entity.player? ? entity.id : entity.name).to_s
 end
 
+# Actions every step of every round lists whatever the position: chat, programs, ending the
+# game by agreement. They say nothing of what the game waits on.
+ALWAYS_OFFERED = %w[message log end_game undo redo].freeze
+
+# What the site offers the entity that must act (game.current_entity): the action types its
+# round's active steps give it (Round::Base#actions_for, as a live game asks them), sorted,
+# without those of ALWAYS_OFFERED and the programs, with `bankrupt` only where the engine's
+# own test lets the entity's president go bankrupt (Step::Bankrupt lists it at every
+# corporation's turn and checks only when it is processed), and `bid` only where a bid is
+# possible (bid_possible?). Empty once the game is over.
+def offers(game)
+  return [] if game.finished
+
+  entity = game.current_entity
+  types = game.round.actions_for(entity).map(&:to_s)
+  types.reject! { |type| ALWAYS_OFFERED.include?(type) || type.start_with?('program_') }
+  types.delete('bankrupt') unless entity&.corporation? &&
+                                  game.can_go_bankrupt?(game.acting_for_entity(entity.owner), entity)
+  types.delete('bid') unless bid_possible?(game.round.active_step, entity)
+  types.sort
+end
+
+# The auction's step lists `bid` to every player in turn; a bid is possible only where one of
+# its privates' lowest bid is within what the player has not promised (its own min_bid and
+# max_bid, which validate a bid).
+def bid_possible?(step, entity)
+  return true unless step.respond_to?(:companies) && step.respond_to?(:min_bid) && entity&.player?
+
+  step.companies.any? { |company| (low = step.min_bid(company)) && low <= step.max_bid(entity, company) }
+end
+
 def state(game, players, action)
   corporations = game.corporations
   line = {
@@ -63,6 +94,8 @@ def state(game, players, action)
     'pool' => share_percents(game.share_pool, corporations),
     'finished' => game.finished,
     'next' => entity_name(game.current_entity),
+    'priority' => entity_name(game.send(:priority_deal_player)), # private in Game::Base
+    'offers' => offers(game),
   }
   line['type'] = action['type'] if action
   line

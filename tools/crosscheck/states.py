@@ -1,7 +1,8 @@
 """Our state after every action of an export, compared with the site's: the export replayed
 in this process as `shikoku import --in-process --states` replays it (`replay_viewed` on an
-`InProcessTable`), each state held to the site's one for the same action by
-`tools.sitelog.compare.differences`, less what `allowances` explains."""
+`InProcessTable`), each state, as a line of the site's format (`lines.OurLines`), held to the
+site's line for the same action in every field (`lines.line_differences`), less what
+`allowances` explains."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from itertools import pairwise
 from typing import Any
 
 from tools.crosscheck.allowances import Seen, allowed
-from tools.sitelog.compare import differences
+from tools.crosscheck.lines import OurLines, line_differences
 from tools.sitelog.export_format import Action, SiteGame, effective_actions
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import Outcome, replay_viewed
@@ -63,15 +64,19 @@ def check_states(
     following = dict(pairwise(ids))
     actions = {int(a.get("id", 0)): a for a in effective_actions(game.actions)}
     check = StateCheck(Outcome(game.id), site_states=len(site_states), site_ids=tuple(ids))
+    lines = OurLines(game)
 
-    def seen(action_id: int, ours: dict[str, Any], _acting: Sequence[int]) -> None:
+    def seen(action_id: int, ours: dict[str, Any], acting: Sequence[int]) -> None:
+        line = lines.line(
+            action_id, ours, acting, actions.get(action_id)
+        )  # every state, in order: it keeps the turn
         if action_id not in site:
             return  # past the action the site refused
         check.compared += 1
-        found = differences(game, site[action_id], ours)
+        found = line_differences(site[action_id], line)
         if not found:
             return
-        allowance = allowed(Seen(game, actions, site, following, action_id, ours, found))
+        allowance = allowed(Seen(game, actions, site, following, action_id, ours, line, found))
         if allowance is not None:
             check.allowed[allowance.name] += 1
         elif check.first is None:
