@@ -305,6 +305,13 @@ class RulesProfile:
     #: beginner prices, and the priority deal to the first player in order, where the rulebook
     #: deals the listed privates at random for their face value and draws the priority deal.
     beginner_deal_as_site: bool = False
+    #: 14.1 (beginner game), 15: the privates have no abilities, as on the site, which strips
+    #: them in its beginner game: no DR exchange, no MF port tile (the others' abilities do not
+    #: apply there anyway: corporations buy no privates, icons restrict nothing).
+    beginner_privates_without_abilities: bool = False
+    #: 14.1 (beginner game), 8.1: the privates pay the site's beginner revenues (TR ¥5, MF ¥15,
+    #: ER ¥15, SMR ¥20, DR ¥20, SIR ¥25), where the rulebook keeps their face revenues.
+    beginner_private_revenues_as_site: bool = False
     #: 5.2 (closed auction): the lowest bidder always acts next, instead of the bidder to the
     #: left of the highest bidder first and then clockwise (they differ with three or more).
     closed_auction_lowest_bidder_acts: bool = False

@@ -6,7 +6,8 @@ the turn of a corporation another player presides (under the `port_tile_at_track
 switch, as on the site: only at the track step of a corporation the owner presides, or before
 the operating corporation, whoever presides it, has done anything in its turn). The DR may be
 exchanged at any time in a stock or operating round (the site's engine allows the same).
-Neither passes anyone's turn.
+Neither passes anyone's turn. Under `beginner_privates_without_abilities` a beginner game has
+neither, as on the site.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def is_out_of_turn(state: GameState, command: PlayerCommand) -> bool:
 
 
 def options(state: GameState) -> list[LegalAction]:
+    if state.beginner_game and state.rules.beginner_privates_without_abilities:
+        return []  # the site's beginner game strips every private of its abilities
     found: list[LegalAction] = []
     for company, seat in sorted(state.privates_owned.items()):
         found += _tile_options(state, company, seat)

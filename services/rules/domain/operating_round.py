@@ -47,6 +47,7 @@ from services.rules.domain.legal import (
 )
 from services.rules.domain.ordering import stock_price_order
 from services.rules.domain.route_pricing import can_run_routes
+from services.rules.domain.site_deal import SITE_BEGINNER_REVENUES
 from services.rules.domain.state import (
     PRESIDENT_SHARES,
     Corporation,
@@ -160,13 +161,16 @@ def after_round(state: GameState, ended: ev.OperatingRoundEnded) -> ev.Event:
 
 
 def private_revenue(state: GameState) -> tuple[ev.Payment, ...]:
-    """Every open private pays its owner (8.1); the revenue may change with the phase."""
+    """Every open private pays its owner (8.1); the revenue may change with the phase. Under
+    `beginner_private_revenues_as_site` a beginner game pays the site's beginner revenues."""
     title = state.title_model
     payments: list[ev.Payment] = []
     for company in title.privates:
         if company.id in state.closed_privates:
             continue
         amount = company.revenue
+        if state.beginner_game and state.rules.beginner_private_revenues_as_site:
+            amount = SITE_BEGINNER_REVENUES.get(company.id, amount)
         change = title.private_revenue_from_phase.get(company.id)
         if change and title.phase_index(state.phase) >= title.phase_index(change.phase):
             amount = change.revenue

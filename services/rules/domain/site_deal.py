@@ -35,6 +35,9 @@ SITE_BEGINNER_PRIVATES = {
 }
 #: What a player pays the bank for the private dealt (`BEGINNER_GAME_PRIVATE_VALUES`).
 SITE_BEGINNER_PRICES = {"TR": 20, "MF": 40, "ER": 40, "SMR": 60, "DR": 60, "SIR": 90}
+#: What each private pays its owner in the site's beginner game (`BEGINNER_GAME_PRIVATE_REVENUES`,
+#: set with its value when `neuter_company` strips its abilities).
+SITE_BEGINNER_REVENUES = {"TR": 5, "MF": 15, "ER": 15, "SMR": 20, "DR": 20, "SIR": 25}
 
 
 class SiteRandom:
