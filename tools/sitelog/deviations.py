@@ -6,7 +6,8 @@ the `18xx.games` profile. Each switch is tried alone on the state before each mo
 refuses the move, or makes it cause other events whose outcome the game does not reach by
 itself within the next moves (a step skipped sooner, which the game then passes, is no
 departure; a token placed in a step the site would have skipped is), the site will read the
-log otherwise from there on.
+log otherwise from there on. The set-up (CreateGame) is tried the same way: a switch that
+deals the beginner game otherwise shows at the first move.
 """
 
 from __future__ import annotations
@@ -61,7 +62,12 @@ def deviations_used(batches: Sequence[Move]) -> list[Deviation]:
     count: dict[str, int] = {}
     for index, batch in enumerate(batches):
         before = states[index]
-        if isinstance(batch.command, cmd.CreateGame | cmd.EndGame) or not before.players:
+        if isinstance(batch.command, cmd.CreateGame):
+            for switch in _changes_the_set_up(batch):
+                first.setdefault(switch, index)
+                count[switch] = count.get(switch, 0) + 1
+            continue
+        if isinstance(batch.command, cmd.EndGame) or not before.players:
             continue
         for switch in switches_off(before):
             ahead = slice(index + 1, index + 1 + LOOKAHEAD)
@@ -69,6 +75,21 @@ def deviations_used(batches: Sequence[Move]) -> list[Deviation]:
                 first.setdefault(switch, index)
                 count[switch] = count.get(switch, 0) + 1
     return sorted((Deviation(s, i, count[s]) for s, i in first.items()), key=lambda d: d.first_move)
+
+
+def _changes_the_set_up(batch: Move) -> list[str]:
+    """The switches the game's profile leaves off that would have set the game up otherwise
+    (the beginner game's deal): the site reads the log otherwise from its first action."""
+    created = batch.command
+    assert isinstance(created, cmd.CreateGame)
+    state = fold(batch.events)
+    changed = []
+    for switch in switches_off(state):
+        trial = dataclasses.replace(created, rules_profile=f"{created.rules_profile}+{switch}")
+        theirs = fold(decide(GameState(), trial))
+        if dataclasses.replace(theirs, rules_profile=state.rules_profile) != state:
+            changed.append(switch)
+    return changed
 
 
 def _changes_course(

@@ -25,14 +25,18 @@ def create_game(state: GameState, command: CreateGame) -> list[ev.Event]:
             Kind.INVALID_ARGUMENT,
             {"field": "title"},
         ) from None
-    if command.rules_profile not in title.profiles:
+    try:
+        # A table names one of the title's profiles; `base+switch` is how the export asks
+        # what one switch would have changed (tools/sitelog/deviations.py).
+        title.profile(command.rules_profile)
+    except KeyError:
         raise Rejected(
             "UNKNOWN_RULES_PROFILE",
             f"{title.name} has no rules profile {quoted(command.rules_profile)!r}"
             f" (it has {', '.join(sorted(title.profiles))})",
             Kind.INVALID_ARGUMENT,
             {"field": "rules_profile"},
-        )
+        ) from None
     count = len(command.players)
     if not title.min_players <= count <= title.max_players:
         raise Rejected(
