@@ -24,17 +24,24 @@ DEFAULT_PROFILE = "18xx.games"
 
 
 def random_game(
-    players: int, seed: int, rules_profile: str = "rulebook", bots: Sequence[str] = ()
+    players: int,
+    seed: int,
+    rules_profile: str = "rulebook",
+    bots: Sequence[str] = (),
+    beginner_game: bool = False,
 ) -> tuple[list[Batch], GameState]:
     """A game of `players` bots to its end: every command with the events it caused, and the
     final state. The seed draws both the seating (as CreateGame's seed) and every bot move.
     `bots`: a strategy per seat (tools/bots.py STRATEGIES); none or all "random" plays the
     random bots on every legal action, as before; otherwise the acting seat's strategy picks
-    among that seat's actions (privates' abilities of other seats wait for their turn)."""
+    among that seat's actions (privates' abilities of other seats wait for their turn).
+    `beginner_game`: the beginner game of rulebook 14.1 (privates dealt, no auction)."""
     rng = random.Random(seed)
     mixed = any(bot != "random" for bot in bots)
     seated = tuple(SeatedPlayer(s, f"bot {s}") for s in range(1, players + 1))
-    command: Command = CreateGame(players=seated, seed=seed, rules_profile=rules_profile)
+    command: Command = CreateGame(
+        players=seated, seed=seed, rules_profile=rules_profile, beginner_game=beginner_game
+    )
     state = GameState()
     batches = []
     while True:

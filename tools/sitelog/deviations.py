@@ -92,13 +92,58 @@ def _changes_the_set_up(batch: Move) -> list[str]:
     return changed
 
 
+def switches_exercised(batches: Sequence[Move]) -> set[str]:
+    """The site's switches whose point came up in the game, whatever its profile: a switch the
+    profile leaves off, where turning it on would have changed the game's course (as
+    `deviations_used` finds); one the profile turns on, where turning it off would have. The
+    set-up is left out: the beginner game's switches show at its later moves."""
+    states = [GameState()]
+    for batch in batches:
+        states.append(fold(batch.events, states[-1]))
+    exercised: set[str] = set()
+    for index, batch in enumerate(batches):
+        before = states[index]
+        if isinstance(batch.command, (cmd.CreateGame, cmd.EndGame)) or not before.players:
+            continue
+        ahead = slice(index + 1, index + 1 + LOOKAHEAD)
+        for switch in switches_off(before):
+            if switch not in exercised and _changes_course(
+                before, batch, switch, batches[ahead], states[ahead]
+            ):
+                exercised.add(switch)
+        for switch in switches_on(before):
+            if switch in exercised:
+                continue
+            without = dataclasses.replace(before, rules_profile=f"{before.rules_profile}-{switch}")
+            if _leaves_course(before, without, batch, batches[ahead], states[ahead]):
+                exercised.add(switch)
+    return exercised
+
+
+def switches_on(state: GameState) -> list[str]:
+    """The switches the game's own profile turns on."""
+    return [s for s in SWITCHES if getattr(state.rules, s)]
+
+
 def _changes_course(
     state: GameState, batch: Move, switch: str, later: Sequence[Move], states: Sequence[GameState]
 ) -> bool:
     """Whether `switch` alone refuses the move, or leads where the game's own next moves
-    (`later`, with the states `states` after this move and each of them) never join it again.
-    The switched game follows those moves too; a pass it has no use for is left out."""
+    (`later`, with the states `states` after this move and each of them) never join it again."""
     trial = dataclasses.replace(state, rules_profile=f"{state.rules_profile}+{switch}")
+    return _leaves_course(state, trial, batch, later, states)
+
+
+def _leaves_course(
+    state: GameState,
+    trial: GameState,
+    batch: Move,
+    later: Sequence[Move],
+    states: Sequence[GameState],
+) -> bool:
+    """Whether the move under the rules of `trial` (the state before it, played by other
+    rules) is refused, or leads where the game's own next moves never join it again. The
+    trial game follows those moves too; a pass it has no use for is left out."""
     try:
         theirs = list(decide(trial, batch.command))
     except Rejected:

@@ -10,6 +10,7 @@ the title through it (`GameState.title_model`). Nothing here names a particular 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
@@ -353,13 +354,17 @@ class RulesProfile:
 SWITCHES = tuple(f.name for f in dataclasses.fields(RulesProfile) if f.type in ("bool", bool))
 
 
+#: `base`, then `+switch` (turned on) or `-switch` (turned off), any number of times.
+_SWITCHED = re.compile(r"([+-])([^+-]+)")
+
+
 @cache
 def _with_switches(base: RulesProfile, name: str) -> RulesProfile:
-    added = name.split("+")[1:]
-    unknown = [switch for switch in added if switch not in SWITCHES]
+    changes = _SWITCHED.findall(name[len(base.name) :])
+    unknown = [switch for _, switch in changes if switch not in SWITCHES]
     if unknown:
         raise KeyError(f"no switch {unknown[0]!r} in {name!r}")
-    switched: dict[str, Any] = dict.fromkeys(added, True)
+    switched: dict[str, Any] = {switch: sign == "+" for sign, switch in changes}
     return dataclasses.replace(base, name=name, **switched)
 
 
@@ -409,12 +414,16 @@ class Title:
         return self.upgrade_order[at + 1] if at + 1 < len(self.upgrade_order) else None
 
     def profile(self, name: str) -> RulesProfile:
-        """A profile by name. `base+switch+…` is the base profile with those switches turned
-        on as well: not a table's choice, but how one asks what a single switch would change
-        (the export names the departures a game relied on)."""
-        if "+" not in name:
+        """A profile by name. `base+switch…` is the base profile with that switch turned on as
+        well, `base-switch…` with it off: not a table's choice, but how one asks what a single
+        switch would change (the export names the departures a game relied on; the
+        cross-check's coverage, which switches a game exercised)."""
+        if name in self.profiles:
             return self.profiles[name]
-        return _with_switches(self.profiles[name.split("+", 1)[0]], name)
+        base = next((p for p in self.profiles if name.startswith(p) and name[len(p)] in "+-"), None)
+        if base is None:
+            raise KeyError(name)
+        return _with_switches(self.profiles[base], name)
 
     def private(self, company_id: str) -> PrivateCompany:
         for company in self.privates:
