@@ -127,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         help="strategies in seat order, comma-separated (random, heuristic), or one for every "
         "seat (default: random)",
     )
+    selfplay.add_argument(
+        "--variant",
+        choices=("beginner",),
+        default="",
+        help="beginner: the beginner game of rulebook 14.1 (privates dealt, no auction)",
+    )
 
     out = commands.add_parser("export", help="a game of ours in the 18xx.games export format")
     out.add_argument("game_id")
@@ -221,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         from tools.selfplay import main as selfplay_main
 
         return selfplay_main(
-            args.players, args.seed, args.export, args.profile, args.json, args.bots
+            args.players, args.seed, args.export, args.profile, args.json, args.bots, args.variant
         )
     if args.command == "export":
         from tools.sitelog.command import export_game

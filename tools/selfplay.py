@@ -81,15 +81,24 @@ class SelfPlay:
             "actions": len(self.document["actions"]),
             "profile": self.profile,
             "bots": list(self.bots),
+            "beginner_game": self.final.beginner_game,
         }
 
 
+#: The variants of the game (`--variant`): the beginner game is rulebook 14.1's.
+VARIANTS = ("", "beginner")
+
+
 def play(
-    players: int, seed: int, profile: str = DEFAULT_PROFILE, bots: Sequence[str] = ()
+    players: int,
+    seed: int,
+    profile: str = DEFAULT_PROFILE,
+    bots: Sequence[str] = (),
+    variant: str = "",
 ) -> SelfPlay:
     """Raises Rejected when the rules refuse the set-up (player count, profile)."""
     seated = tuple(bots) or ("random",) * players
-    batches, final = random_game(players, seed, profile, seated)
+    batches, final = random_game(players, seed, profile, seated, variant == "beginner")
     return SelfPlay(export(game_id(players, seed), batches), final, profile, seated)
 
 
@@ -107,7 +116,13 @@ def parse_bots(listed: str, players: int) -> tuple[str, ...]:
 
 
 def main(
-    players: int, seed: int, out: Path, profile: str, as_json: bool, bots: str = "random"
+    players: int,
+    seed: int,
+    out: Path,
+    profile: str,
+    as_json: bool,
+    bots: str = "random",
+    variant: str = "",
 ) -> int:
     try:
         seated = parse_bots(bots, players)
@@ -115,7 +130,7 @@ def main(
         print(f"shikoku selfplay: --bots: {error}", file=sys.stderr)
         return 2
     try:
-        game = play(players, seed, profile, seated)
+        game = play(players, seed, profile, seated, variant)
     except Rejected as error:
         print(f"shikoku selfplay: {error.reason}: {error}", file=sys.stderr)
         return 2

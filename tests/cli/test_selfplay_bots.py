@@ -63,3 +63,17 @@ def test_a_seeded_heuristic_game_is_the_same_game(tmp_path: Path) -> None:
     assert summary["bots"] == bots.split(",")
     assert set(summary["players"]) == {"bot 1", "bot 2", "bot 3", "bot 4"}
     assert summary["end_reason"] in {"bankrupt", "bank"}
+
+
+def test_the_beginner_variant_deals_the_privates_and_exports_the_option(tmp_path: Path) -> None:
+    out = tmp_path / "beginner.json"
+    done = selfplay(
+        "--players", "4", "--seed", "2", "--export", str(out), "--json", "--bots", "heuristic",
+        "--variant", "beginner",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary, document = json.loads(done.stdout), json.loads(out.read_text())
+    assert summary["beginner_game"] is True
+    assert document["settings"]["optional_rules"] == ["beginner_game"]
+    kinds = {action["type"] for action in document["actions"]}
+    assert not kinds & {"bid", "buy_company"}  # dealt, never auctioned
