@@ -17,6 +17,8 @@ from shikoku.v1 import (
     lobby_pb2_grpc,
     routes_pb2,
     routes_pb2_grpc,
+    title_pb2,
+    title_pb2_grpc,
 )
 from shikoku_sdk.channel import BALANCED, api_key_from_env, with_api_key
 from shikoku_sdk.commands import Choices, command_with
@@ -68,6 +70,7 @@ class Client:
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channel)
         self.games = game_pb2_grpc.GameServiceStub(self._channel)
         self.routes = routes_pb2_grpc.RoutesServiceStub(self._channel)
+        self.titles = title_pb2_grpc.TitleServiceStub(self._channel)
 
     # -- the channel ------------------------------------------------------------------------
 
@@ -367,6 +370,12 @@ class Client:
         """The routes that earn `corporation` the most at the game's latest version."""
         request = routes_pb2.OptimizeRequest(game_id=game_id, corporation=corporation)
         return self._call(self.routes.Optimize, request, retry=True)
+
+    def title(self, name: str = "1889") -> title_pb2.Title:
+        """The title's data (TitleService.GetTitle): its map, tiles, trains, phases and
+        privates."""
+        request = title_pb2.GetTitleRequest(title=name)
+        return self._call(self.titles.GetTitle, request, retry=True)
 
     def watch(
         self,
