@@ -2,15 +2,16 @@
 
 `decide(document, actions, facts, rng, best_routes)` is a pure function of the state document
 (GetState's `state` as plain values), the acting seat's legal actions, the title's data
-(`TitleFacts.from_title(GetTitle)`), a seeded generator and a best-routes function; it returns
-one Command. In the auction it buys privates near face value while it keeps cash to start a
-corporation; in stock rounds it starts the corporation it can float (par by its cash), buys to
-float and to hold the presidency, then shares of corporations that run trains, and sells only
-when it must; in operating rounds it lays the tiles that raise its cities' revenue near its
-stations, places tokens it can spare the cash for, runs the best routes, pays out unless the
-cash is needed for a train, buys trains to keep running and push the phase, sells its privates
-to its corporations in phases 3-4, exchanges the DR for an IR share, and never declares
-bankruptcy while anything else is allowed.
+(`TitleFacts.from_title(client.title())`), a seeded generator and a best-routes function; it
+returns one Command. In the auction it buys privates near face value while it keeps cash to
+start a corporation; in stock rounds it starts the corporation it can float (par by its cash),
+buys to float and to hold the presidency, then shares of corporations that run trains, and sells
+only when it must or, at the certificate limit, to make room to float its own; in operating
+rounds it lays the tiles that raise its cities' revenue near its stations, places tokens it can
+spare the cash for, runs the best routes, pays out unless the cash is needed for a train, buys
+trains to keep running and push the phase, saves for its Diesel from phase 5 on and buys it by
+exchange when it can, sells its privates to its corporations in phases 3-4, exchanges the DR for
+an IR share, and never declares bankruptcy while anything else is allowed.
 
     with Client(address) as client:
         table = seat_table(client, 4)
@@ -24,7 +25,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from shikoku.v1 import game_pb2, title_pb2, title_pb2_grpc
+from shikoku.v1 import game_pb2
 from shikoku_sdk.client import Client
 from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, command_with, route_runs
 from shikoku_sdk.documents import state_document
@@ -33,6 +34,10 @@ from shikoku_sdk.random_player import ACTIONS_LIMIT, Answered, BestRoutes
 
 # Corporations by how good their home is to start (1889 wisdom: Takamatsu and Kouchi first).
 START_PREFERENCE = ("KO", "TR", "AR", "IR", "SR", "UR", "KU")
+# Rulebook 8.5.3: a D bought giving back a 4, 5 or 6 costs this instead of its list price.
+DIESEL = "D"
+DIESEL_EXCHANGE_PRICE = 800
+EXCHANGEABLE = ("4", "5", "6")
 PRIVATE_BUDGET = 0.4  # of a player's cash, at most, spent on privates in the auction
 Scored = tuple[float, int]
 
@@ -136,6 +141,9 @@ def _stock(view: View, actions: list[game_pb2.LegalAction], rng: random.Random) 
             for action in buys:
                 if action.buy_share.corporation == corporation["id"]:
                     return action, Choices()
+    room = _room_to_float(view, actions, buys)
+    if room is not None:
+        return room
     starts = _of(actions, "start_corporation")
     running = [c for c in mine if c.get("floated")]
     if starts and len(mine) == len(running) and len(mine) < 3:
@@ -146,6 +154,30 @@ def _stock(view: View, actions: list[game_pb2.LegalAction], rng: random.Random) 
     if best is not None:
         return best, Choices()
     return _fallback(actions)
+
+
+def _room_to_float(
+    view: View, actions: list[game_pb2.LegalAction], buys: list[game_pb2.LegalAction]
+) -> Decision | None:
+    """At the certificate limit with a corporation of ours started but not floated, sells a
+    share of someone else's corporation so that the next buy floats ours: a late float's fresh
+    treasury buys the train that moves the game on when every running corporation is full."""
+    offered = {a.buy_share.corporation for a in buys}
+    for corporation in view.mine():
+        if corporation.get("floated") or corporation["id"] in offered:
+            continue
+        price = number(corporation.get("share_price")) or number(corporation.get("par"))
+        if view.shares(corporation["id"]) >= 6 or price > view.cash:
+            continue
+        sales = [
+            a
+            for a in _of(actions, "sell_shares")
+            if view.president(a.sell_shares.corporation) != view.seat
+        ]
+        if sales:
+            sale = max(sales, key=lambda a: a.sell_shares.price)
+            return sale, Choices(count=1)
+    return None
 
 
 def _buys(actions: list[game_pb2.LegalAction]) -> bool:
@@ -272,6 +304,11 @@ def _dividend(view: View, option: game_pb2.PayDividendsOption) -> game_pb2.Divid
         reserve = max(reserve, upcoming.price if upcoming else 0)
     if cash < reserve <= cash + option.revenue or (reserve > cash and not trains):
         return WITHHOLD
+    diesel = _diesel_price(view, [str(t) for t in trains])
+    # In phase 5 only the last stretch: the Diesel waits for the 6, which may be long coming.
+    stretch = 4 if view.facts.phase_index(view.phase) > view.facts.phase_index("5") else 2
+    if diesel and cash < diesel <= cash + stretch * option.revenue:
+        return WITHHOLD  # saving for the Diesel, by exchange when it holds a 4, 5 or 6
     upcoming = view.next_train()
     late = view.facts.phase_index(view.phase) >= view.facts.phase_index("4")
     room = len(trains) < view.train_limit()
@@ -287,6 +324,16 @@ def _dividend(view: View, option: game_pb2.PayDividendsOption) -> game_pb2.Divid
     ):
         return WITHHOLD  # saving for the train that pushes the game on (6, then D)
     return PAYOUT
+
+
+def _diesel_price(view: View, trains: list[str]) -> int:
+    """What the corporation would pay for its Diesel, from phase 5 on while it has none: the
+    exchange price when it holds a train to give back, else the list price; 0 otherwise."""
+    if DIESEL in trains or view.facts.phase_index(view.phase) < view.facts.phase_index("5"):
+        return 0
+    if any(t in EXCHANGEABLE for t in trains):
+        return DIESEL_EXCHANGE_PRICE
+    return view.facts.train(DIESEL).price if len(trains) < view.train_limit() else 0
 
 
 def _trains(view: View, actions: list[game_pb2.LegalAction], operating: str) -> Decision:
@@ -313,6 +360,15 @@ def _trains(view: View, actions: list[game_pb2.LegalAction], operating: str) -> 
         return _fallback(actions)
     cash = number(corporation.get("cash"))
     usable = [t for t in trains if not view.rusting_soon(t)]
+    exchanges = [
+        o
+        for o in public
+        if o.buy_train.exchange and DIESEL not in trains and o.buy_train.min_price <= cash
+    ]
+    if exchanges:
+        # Give back the smallest train: a 4 rusts at the Diesel anyway.
+        pick = min(exchanges, key=lambda o: view.facts.train(o.buy_train.exchange).price)
+        return pick, Choices(price=pick.buy_train.min_price)
     if public and len(trains) < view.train_limit():
         # The biggest train it can pay for: trains bought move the phase on.
         best = max(public, key=lambda o: (_train_price(view, o), -o.buy_train.min_price))
@@ -412,13 +468,7 @@ class HeuristicPlayer:
 
     def facts(self, title: str) -> TitleFacts:
         if self._facts is None:
-            stub = title_pb2_grpc.TitleServiceStub(self.reader._channel)
-            answer = stub.GetTitle(
-                title_pb2.GetTitleRequest(title=title),
-                metadata=self.reader.metadata(),
-                timeout=self.reader.timeout,
-            )
-            self._facts = TitleFacts.from_title(answer)
+            self._facts = TitleFacts.from_title(self.reader.title(title))
         return self._facts
 
     def best_routes(self, corporation: str) -> list[game_pb2.RouteRun]:

@@ -18,7 +18,7 @@ from services.rules.domain.view import state_document
 from services.rules.shell.titles import title_to_proto
 from services.rules.wire import legal_action_to_proto
 from shikoku.v1 import game_pb2
-from shikoku_sdk.commands import PAYOUT
+from shikoku_sdk.commands import PAYOUT, WITHHOLD
 from shikoku_sdk.heuristic import decide as heuristic_decide
 from shikoku_sdk.heuristic_facts import TitleFacts
 from tools.bots import best_routes, heuristic_command
@@ -159,3 +159,84 @@ def test_a_forced_purchase_is_never_a_bankruptcy_while_a_train_can_be_bought() -
     document["round"] = {"type": "operating_round", "operating": "", "step": "trains"}
     command = heuristic_decide(document, [sale, bankrupt], FACTS, random.Random(0), lambda _c: [])
     assert command.WhichOneof("action") == "buy_train"
+
+
+def _late_document(phase: str) -> dict[str, object]:
+    """A real mid-game document, moved to `phase` with only Diesels left in the depot."""
+    document = state_document(heuristic_game(4, seed=2, steps=400)[-1])
+    document["phase"] = phase
+    document["depot"] = {"D": -1}
+    return document
+
+
+def _corporation(document: dict[str, object], **fields: object) -> dict[str, object]:
+    corporations = document["corporations"]
+    assert isinstance(corporations, list)
+    corporation: dict[str, object] = corporations[0]
+    corporation.update(fields)
+    return corporation
+
+
+def test_a_corporation_holding_a_4_exchanges_it_for_a_diesel() -> None:
+    document = _late_document("6")
+    corporation = _corporation(document, trains=["4", "5"], cash=900)
+    document["round"] = {"type": "operating_round", "operating": corporation["id"]}
+
+    def diesel(price: int, exchange: str) -> game_pb2.LegalAction:
+        option = game_pb2.BuyTrainOption(
+            train="D", source="depot", min_price=price, max_price=price, exchange=exchange
+        )
+        return game_pb2.LegalAction(seat=1, buy_train=option)
+
+    actions = [
+        diesel(1100, ""),
+        diesel(800, "5"),
+        diesel(800, "4"),
+        game_pb2.LegalAction(seat=1, pass_turn=game_pb2.Pass()),
+    ]
+    command = heuristic_decide(document, actions, FACTS, random.Random(0), lambda _c: [])
+    assert command.WhichOneof("action") == "buy_train"
+    assert (command.buy_train.train, command.buy_train.exchange) == ("D", "4")
+    assert command.buy_train.price == 800
+
+
+def test_from_phase_5_a_corporation_withholds_to_reach_its_diesel() -> None:
+    document = _late_document("6")
+    corporation = _corporation(document, trains=["5"], cash=700)
+    document["round"] = {"type": "operating_round", "operating": corporation["id"]}
+    option = game_pb2.PayDividendsOption(corporation=str(corporation["id"]), revenue=200)
+    actions = [game_pb2.LegalAction(seat=1, pay_dividends=option)]
+    command = heuristic_decide(document, actions, FACTS, random.Random(0), lambda _c: [])
+    assert command.pay_dividends.kind == WITHHOLD
+    corporation["cash"] = 100  # the Diesel out of reach for years: pay out meanwhile
+    option.revenue = 100
+    actions = [game_pb2.LegalAction(seat=1, pay_dividends=option)]
+    command = heuristic_decide(document, actions, FACTS, random.Random(0), lambda _c: [])
+    assert command.pay_dividends.kind == PAYOUT
+
+
+def test_at_the_certificate_limit_it_sells_a_share_to_float_its_corporation() -> None:
+    document = _late_document("5")
+    corporations = document["corporations"]
+    assert isinstance(corporations, list)
+    ours, theirs, own_running = corporations[0], corporations[1], corporations[2]
+    ours.update(president=1, floated=False, par=100, share_price=100)
+    theirs.update(president=2, floated=True)
+    own_running.update(president=1, floated=True)
+    for player in document["players"]:  # type: ignore[attr-defined]
+        if player["seat"] == 1:
+            player.update(cash=1000, shares={ours["id"]: 3, theirs["id"]: 2, own_running["id"]: 4})
+    document["round"] = {"type": "stock_round"}
+
+    def sale(corporation: object, price: int) -> game_pb2.LegalAction:
+        option = game_pb2.SellSharesOption(corporation=str(corporation), max_count=2, price=price)
+        return game_pb2.LegalAction(seat=1, sell_shares=option)
+
+    actions = [
+        sale(own_running["id"], 150),
+        sale(theirs["id"], 90),
+        game_pb2.LegalAction(seat=1, pass_turn=game_pb2.Pass()),
+    ]
+    command = heuristic_decide(document, actions, FACTS, random.Random(0), lambda _c: [])
+    assert command.WhichOneof("action") == "sell_shares"
+    assert (command.sell_shares.corporation, command.sell_shares.count) == (theirs["id"], 1)
