@@ -114,7 +114,8 @@ class _Follower:
     """Where the site's log holds a pass that our turn has no step for, known from the events
     each submit returned and the state after it (tools/sitelog/site_steps.py): the site's track
     step after the corporation's own lay while its president could still use the port tile
-    there; and, in a game cut into steps as the rulebook cuts them (our exports of rulebook
+    there; its track step at the start of a turn that ours skipped, after another's action;
+    and, in a game cut into steps as the rulebook cuts them (our exports of rulebook
     games), the site's private step at the end of a turn."""
 
     title: Title
@@ -128,6 +129,11 @@ class _Follower:
         for kind, fields in caused:
             if kind == "TileLaid" and fields.get("ability"):
                 self.spent.add(str(fields["ability"]))
+        for kind, fields in caused[1:]:
+            # Our turn left the track step by itself where the site's still waits for a pass
+            # (the exporter writes it: `_pass_the_site_waits_for`).
+            if kind == "StepSkipped" and fields.get("step") == Step.TRACK.value:
+                self.pass_owed_by = str(fields["corporation"])
         first_kind, first = caused[0] if caused else ("", {})
         if first_kind == "TileLaid" and not first.get("ability") and first.get("corporation"):
             self._after_lay(str(first["corporation"]), view_after())
