@@ -69,6 +69,7 @@ class SelfPlay:
     final: GameState
     profile: str
     bots: tuple[str, ...]
+    moves: tuple[Batch, ...] = ()  # every command with the events it caused
 
     def summary(self) -> dict[str, Any]:
         result = self.final.result
@@ -99,7 +100,7 @@ def play(
     """Raises Rejected when the rules refuse the set-up (player count, profile)."""
     seated = tuple(bots) or ("random",) * players
     batches, final = random_game(players, seed, profile, seated, variant == "beginner")
-    return SelfPlay(export(game_id(players, seed), batches), final, profile, seated)
+    return SelfPlay(export(game_id(players, seed), batches), final, profile, seated, tuple(batches))
 
 
 def parse_bots(listed: str, players: int) -> tuple[str, ...]:

@@ -11,16 +11,31 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from tools.crosscheck import recording
+from tools.crosscheck import coverage, recording
 from tools.crosscheck.game import GameReport, Plan, Played, crosscheck
 from tools.crosscheck.report import as_document, as_text
 from tools.crosscheck.site_engine import EngineMissing, SiteEngine
+from tools.selfplay import parse_bots
 
 
-def plans(games: int, players: tuple[int, int], profile: str, first_seed: int) -> list[Plan]:
-    """Game i: seed first_seed + i, player counts in turn from the lowest to the highest."""
+def plans(
+    games: int,
+    players: tuple[int, int],
+    profile: str,
+    first_seed: int,
+    bots: str = "",
+    variant: str = "",
+) -> list[Plan]:
+    """Game i: seed first_seed + i, player counts in turn from the lowest to the highest;
+    `bots` as `shikoku selfplay --bots` takes them (one name for every seat, or one per seat
+    for a single player count; empty: random bots). Raises ValueError for a wrong list."""
     low, high = players
-    return [Plan(low + i % (high - low + 1), first_seed + i, profile) for i in range(games)]
+    chosen = []
+    for i in range(games):
+        count = low + i % (high - low + 1)
+        seated = parse_bots(bots, count) if bots else ()
+        chosen.append(Plan(count, first_seed + i, profile, seated, variant))
+    return chosen
 
 
 def player_range(text: str) -> tuple[int, int]:
@@ -41,6 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=1, help="game i has seed FIRST+i")
     parser.add_argument("--jobs", type=int, default=2, help="games played at once (default 2)")
     parser.add_argument("--json", action="store_true", help="print one JSON report instead")
+    parser.add_argument(
+        "--bots",
+        default="",
+        help="strategies in seat order (random, heuristic), or one for every seat, as "
+        "shikoku selfplay --bots (default: random)",
+    )
+    parser.add_argument(
+        "--variant", choices=("beginner",), default="", help="beginner: the beginner game (14.1)"
+    )
     parser.add_argument(
         "--record",
         type=Path,
@@ -63,7 +87,13 @@ def main(argv: list[str] | None = None) -> int:
             recording.RECORDED_FIRST_SEED,
         )
     else:
-        chosen = plans(args.games, args.players, args.profile, args.first_seed)
+        try:
+            chosen = plans(
+                args.games, args.players, args.profile, args.first_seed, args.bots, args.variant
+            )
+        except ValueError as error:
+            print(f"crosscheck: --bots: {error}", file=sys.stderr)
+            return 2
     with ProcessPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
         done = list(pool.map(partial(crosscheck, engine=engine), chosen))
     reports: list[GameReport] = [report for report, _ in done]
@@ -75,10 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         "profile": chosen[0].profile if chosen else args.profile,
         "engine_revision": engine.revision(),
     }
+    covered = coverage.table(report.coverage for report in reports)
     if args.json:
-        print(json.dumps(as_document(reports, settings), indent=1))
+        document = as_document(reports, settings)
+        document["coverage"] = {key: count for key, _, count in covered}
+        print(json.dumps(document, indent=1))
     else:
         print(as_text(reports, settings))
+        print(coverage.as_text(covered, len(reports)))
     return 0
 
 

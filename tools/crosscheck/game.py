@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.crosscheck.coverage import exercised
 from tools.crosscheck.site_engine import SiteEngine, SiteRun
 from tools.crosscheck.states import check_states
 from tools.selfplay import play
@@ -21,10 +22,17 @@ class Plan:
     players: int
     seed: int
     profile: str
+    #: A strategy per seat (tools/bots.py); none: random bots.
+    bots: tuple[str, ...] = ()
+    #: "" or "beginner" (tools/selfplay.py VARIANTS).
+    variant: str = ""
 
     @property
     def name(self) -> str:
-        return f"{self.players}p-seed{self.seed}"
+        mixed = any(bot != "random" for bot in self.bots)
+        strategies = "-" + "".join(bot[0] for bot in self.bots) if mixed else ""
+        variant = f"-{self.variant}" if self.variant else ""
+        return f"{self.players}p-seed{self.seed}{variant}{strategies}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +60,8 @@ class GameReport:
     #: The site's departures from the rulebook the game relied on (the export's
     #: `rules_deviations`: none under the 18xx.games profile).
     deviations: list[dict[str, Any]] = field(default_factory=list)
+    #: The rule areas the game exercised (tools/crosscheck/coverage.py ROWS' keys).
+    coverage: set[str] = field(default_factory=set)
 
     @property
     def explained_by(self) -> list[str]:
@@ -82,6 +92,8 @@ class GameReport:
             "players": self.plan.players,
             "seed": self.plan.seed,
             "profile": self.plan.profile,
+            "bots": list(self.plan.bots),
+            "variant": self.plan.variant,
             "game_id": self.game_id,
             "actions": self.actions,
             "accepted_raw": self.site.accepted,
@@ -95,6 +107,7 @@ class GameReport:
             "allowed": self.allowed,
             "deviations": self.deviations,
             "explained_by": self.explained_by,
+            "coverage": sorted(self.coverage),
             "disagreements": [
                 {"kind": d.kind, "action_id": d.action_id, "action": d.action, "detail": d.detail}
                 for d in self.disagreements
@@ -128,7 +141,7 @@ def _field(difference: str) -> str:
 def crosscheck(plan: Plan, engine: SiteEngine) -> tuple[GameReport, Played]:
     """Plays, exports and replays one game on both engines; also returns the export as the
     site read it and the site's states as it wrote them."""
-    game = play(plan.players, plan.seed, plan.profile)
+    game = play(plan.players, plan.seed, plan.profile, plan.bots, plan.variant)
     export_text = json.dumps(game.document, indent=1) + "\n"
     with tempfile.TemporaryDirectory(prefix="crosscheck-") as scratch:
         export_path = Path(scratch) / f"{plan.name}.export.json"
@@ -136,7 +149,9 @@ def crosscheck(plan: Plan, engine: SiteEngine) -> tuple[GameReport, Played]:
         export_path.write_text(export_text)
         site = engine.replay(export_path, states_path)
         played = Played(export_text, states_path.read_text())
-    return compare(plan, played, site), played
+    report = compare(plan, played, site)
+    report.coverage = exercised(game.moves)
+    return report, played
 
 
 def compare(plan: Plan, played: Played, site: SiteRun) -> GameReport:
