@@ -467,11 +467,13 @@ class HeuristicPlayer:
         self._facts: TitleFacts | None = None
 
     def facts(self, title: str) -> TitleFacts:
+        """The title data the bot plays by (TitleService.GetTitle), fetched once."""
         if self._facts is None:
             self._facts = TitleFacts.from_title(self.reader.title(title))
         return self._facts
 
     def best_routes(self, corporation: str) -> list[game_pb2.RouteRun]:
+        """The routes RoutesService.Optimize finds best for `corporation` now."""
         return route_runs(self.reader.best_routes(self.game_id, corporation).routes)
 
     def step(self, on_answer: Answered | None = None) -> bool:
@@ -491,10 +493,13 @@ class HeuristicPlayer:
         return True
 
     def play(self, limit: int = ACTIONS_LIMIT, on_answer: Answered | None = None) -> int:
+        """Plays until nothing is left for our seats to do; returns the number of actions
+        taken. Raises RuntimeError if the game goes on past `limit` actions."""
         for taken in range(limit):
             if not self.step(on_answer):
                 return taken
         raise RuntimeError(f"game {self.game_id} did not end within {limit} actions")
 
     def final_state(self) -> game_pb2.GameState:
+        """The game's state as it stands (after `play`: as it ended)."""
         return self.reader.state(self.game_id)

@@ -41,9 +41,11 @@ class TitleFacts:
         )
 
     def train(self, name: str) -> TrainFacts:
+        """The train type named `name`."""
         return next(t for t in self.trains if t.name == name)
 
     def phase_index(self, phase: str) -> int:
+        """Where `phase` comes in the game's phases (0 for the first, or one not known)."""
         return self.phases.index(phase) if phase in self.phases else 0
 
 
@@ -65,6 +67,7 @@ class View:
         return str(self.document.get("phase") or "2")
 
     def player(self, seat: int | None = None) -> dict[str, Any]:
+        """The state document's player at `seat` (the bot's own seat by default)."""
         wanted = self.seat if seat is None else seat
         return next(p for p in self.document["players"] if number(p["seat"]) == wanted)
 
@@ -73,15 +76,19 @@ class View:
         return number(self.player()["cash"])
 
     def shares(self, corporation: str, seat: int | None = None) -> int:
+        """How many 10% shares of `corporation` the player at `seat` holds."""
         return number(self.player(seat).get("shares", {}).get(corporation))
 
     def corporation(self, corporation: str) -> dict[str, Any]:
+        """The state document's corporation `corporation`."""
         return next(c for c in self.document["corporations"] if c["id"] == corporation)
 
     def president(self, corporation: str) -> int:
+        """The seat presiding `corporation` (0 before it is started)."""
         return number(self.corporation(corporation).get("president"))
 
     def mine(self) -> list[dict[str, Any]]:
+        """The corporations the bot's seat presides."""
         return [c for c in self.document["corporations"] if number(c.get("president")) == self.seat]
 
     def depot_trains(self) -> list[TrainFacts]:
@@ -90,6 +97,7 @@ class View:
         return [t for t in self.facts.trains if number(depot.get(t.name))]
 
     def next_train(self) -> TrainFacts | None:
+        """The cheapest train the depot still sells, if any."""
         trains = self.depot_trains()
         return trains[0] if trains else None
 
@@ -101,7 +109,9 @@ class View:
         return self.facts.phase_index(rusts) - self.facts.phase_index(self.phase) <= 1
 
     def train_limit(self) -> int:
+        """How many trains a corporation may hold in the current phase."""
         return self.facts.train_limits.get(self.phase, 2)
 
     def round(self) -> dict[str, Any]:
+        """The state document's round (empty before the game's first)."""
         return self.document.get("round") or {}

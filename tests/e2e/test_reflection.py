@@ -80,6 +80,13 @@ def test_the_served_descriptors_are_the_protos_with_their_comments(
     system: System, protos: list[descriptor_pb2.FileDescriptorProto]
 ) -> None:
     requests = [reflection_pb2.ServerReflectionRequest(file_by_filename=f.name) for f in protos]
+    imports = {f.name: set(f.dependency) for f in protos}
+
+    def imported_by(name: str) -> set[str]:
+        """What `name` imports, and what those import in turn (reflection sends them all)."""
+        direct = imports.get(name, set())
+        return direct.union(*(imported_by(d) for d in direct))
+
     for file, answer in zip(protos, reflect(system, requests), strict=True):
         served = answer.file_descriptor_response.file_descriptor_proto
         assert served, f"{file.name}: {answer.error_response.error_message}"
@@ -87,7 +94,7 @@ def test_the_served_descriptors_are_the_protos_with_their_comments(
         assert leading_comments(got), f"{file.name} is served without comments"
         assert got == file, f"{file.name} is served otherwise than protos/ compiles it"
         imported = {descriptor_pb2.FileDescriptorProto.FromString(d).name for d in served[1:]}
-        assert imported == set(file.dependency), file.name
+        assert imported == imported_by(file.name), file.name
 
 
 @pytest.mark.parametrize(
