@@ -232,7 +232,7 @@ SMALL = 1_000
 
 
 @pytest.fixture(scope="module")
-def held_system(request: pytest.FixtureRequest, redis_url: str) -> Iterator[System]:
+def held_system(redis_url: str) -> Iterator[System]:
     """A system of its own with every connection timer long enough that all the slow clients
     stay connected while the test runs: on a loaded machine even a thousand of them (`make
     test`'s size) can take longer to open and check than the default timers, which then close
