@@ -65,6 +65,20 @@ class Player:
         )
         self.rules.CreateGame(request, timeout=5, metadata=INTERNAL)
 
+    def answered_again(self, within: float) -> None:
+        """Waits until the rules service reads the game again after Redis is back: UNAVAILABLE
+        is a retryable refusal, and a restarted Redis loading its log on a busy machine, or the
+        service's pool reconnecting, may take a moment."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                self.version()
+                return
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
     def step(self) -> None:
         request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
         actions = list(self.rules.ListLegalActions(request, timeout=5, metadata=INTERNAL).actions)
@@ -132,6 +146,7 @@ def test_redis_restarted_with_aof_loses_nothing_and_outage_fails_fast(
         assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
         assert time.monotonic() - started < 4  # fails fast, no hang
         durable_redis.start()
+        player.answered_again(within=30)
         for _ in range(10):
             player.step()
     finally:
