@@ -21,7 +21,8 @@ from shikoku_sdk.client import Client
 from shikoku_sdk.documents import game_result
 from shikoku_sdk.errors import ShikokuError
 from shikoku_sdk.heuristic import HeuristicPlayer
-from shikoku_sdk.random_player import ACTIONS_LIMIT, RandomPlayer
+from shikoku_sdk.random_player import RandomPlayer
+from shikoku_sdk.seat_player import ACTIONS_LIMIT
 from shikoku_sdk.tables import seat_table
 
 

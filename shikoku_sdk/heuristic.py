@@ -27,10 +27,11 @@ from typing import Any
 
 from shikoku.v1 import game_pb2
 from shikoku_sdk.client import Client
-from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, command_with, route_runs
+from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, command_with
 from shikoku_sdk.documents import state_document
 from shikoku_sdk.heuristic_facts import TitleFacts, View, number
-from shikoku_sdk.random_player import ACTIONS_LIMIT, Answered, BestRoutes
+from shikoku_sdk.random_player import BestRoutes
+from shikoku_sdk.seat_player import Answered, SeatPlayer
 
 # Corporations by how good their home is to start (1889 wisdom: Takamatsu and Kouchi first).
 START_PREFERENCE = ("KO", "TR", "AR", "IR", "SR", "UR", "KU")
@@ -450,7 +451,7 @@ def _best_lay(
 # ---- over the public API -----------------------------------------------------------------------
 
 
-class HeuristicPlayer:
+class HeuristicPlayer(SeatPlayer):
     """Plays the heuristic's moves in one game for the seats it holds (`seats`: seat number ->
     a client acting for it), from `seed` (or a `random.Random` of the caller's); the same
     interface as RandomPlayer."""
@@ -458,12 +459,7 @@ class HeuristicPlayer:
     def __init__(
         self, game_id: str, seats: Mapping[int, Client], seed: int | random.Random = 0
     ) -> None:
-        if not seats:
-            raise ValueError("a heuristic player needs at least one seat")
-        self.game_id = game_id
-        self.seats = dict(seats)
-        self.rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-        self.reader = next(iter(self.seats.values()))
+        super().__init__(game_id, seats, seed)
         self._facts: TitleFacts | None = None
 
     def facts(self, title: str) -> TitleFacts:
@@ -471,10 +467,6 @@ class HeuristicPlayer:
         if self._facts is None:
             self._facts = TitleFacts.from_title(self.reader.title(title))
         return self._facts
-
-    def best_routes(self, corporation: str) -> list[game_pb2.RouteRun]:
-        """The routes RoutesService.Optimize finds best for `corporation` now."""
-        return route_runs(self.reader.best_routes(self.game_id, corporation).routes)
 
     def step(self, on_answer: Answered | None = None) -> bool:
         """Takes one action; False when the game is over or none of our seats must act."""
@@ -491,15 +483,3 @@ class HeuristicPlayer:
         if on_answer is not None:
             on_answer(answer, time.perf_counter() - begin)
         return True
-
-    def play(self, limit: int = ACTIONS_LIMIT, on_answer: Answered | None = None) -> int:
-        """Plays until nothing is left for our seats to do; returns the number of actions
-        taken. Raises RuntimeError if the game goes on past `limit` actions."""
-        for taken in range(limit):
-            if not self.step(on_answer):
-                return taken
-        raise RuntimeError(f"game {self.game_id} did not end within {limit} actions")
-
-    def final_state(self) -> game_pb2.GameState:
-        """The game's state as it stands (after `play`: as it ended)."""
-        return self.reader.state(self.game_id)

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from shikoku.v1 import game_pb2
-from shikoku_sdk.client import Client
-from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, command_with, route_runs
+from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, command_with
+from shikoku_sdk.seat_player import Answered, SeatPlayer
 
-ACTIONS_LIMIT = 5000
 BestRoutes = Callable[[str], list[game_pb2.RouteRun]]
-Answered = Callable[[game_pb2.SubmitCommandResponse, float], None]
 
 
 def _weight(action: game_pb2.LegalAction) -> float:
@@ -83,24 +81,9 @@ def command_for(
     return command_with(action, random_choices(action, rng, best_routes))
 
 
-class RandomPlayer:
+class RandomPlayer(SeatPlayer):
     """Plays random legal actions in one game for the seats it holds (`seats`: seat number ->
     a client acting for it), from `seed` (or a `random.Random` of the caller's)."""
-
-    def __init__(
-        self, game_id: str, seats: Mapping[int, Client], seed: int | random.Random = 0
-    ) -> None:
-        if not seats:
-            raise ValueError("a random player needs at least one seat")
-        self.game_id = game_id
-        self.seats = dict(seats)
-        self.rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-        # Reads go out as one of our seats: a table may hide the present from spectators.
-        self.reader = next(iter(self.seats.values()))
-
-    def best_routes(self, corporation: str) -> list[game_pb2.RouteRun]:
-        """The routes RoutesService.Optimize finds best for `corporation` now."""
-        return route_runs(self.reader.best_routes(self.game_id, corporation).routes)
 
     def step(self, on_answer: Answered | None = None) -> bool:
         """Takes one action; False when the game is over or none of our seats may act.
@@ -116,15 +99,3 @@ class RandomPlayer:
         if on_answer is not None:
             on_answer(answer, time.perf_counter() - begin)
         return True
-
-    def play(self, limit: int = ACTIONS_LIMIT, on_answer: Answered | None = None) -> int:
-        """Plays until nothing is left for our seats to do; returns the number of actions
-        taken. Raises RuntimeError if the game goes on past `limit` actions."""
-        for taken in range(limit):
-            if not self.step(on_answer):
-                return taken
-        raise RuntimeError(f"game {self.game_id} did not end within {limit} actions")
-
-    def final_state(self) -> game_pb2.GameState:
-        """The game's state as it stands (after `play`: as it ended)."""
-        return self.reader.state(self.game_id)
