@@ -23,10 +23,12 @@ from urllib.parse import unquote, urlsplit
 import grpc
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import Connection
 from redis.exceptions import RedisClusterException, RedisError
 
 from infra.deployment_token import token_interceptors
 from infra.process_settings import Addresses as Addresses
+from infra.redis_connections import race_safe
 
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
 
@@ -104,9 +106,12 @@ def redis_client(url: str) -> Redis:
     one hash slot, so one annotation serves both forms."""
     cluster = ClusterUrl.parse(url)
     if cluster is None:
-        return Redis.from_url(
+        single = Redis.from_url(
             url, socket_connect_timeout=REDIS_CONNECT_SECONDS, socket_timeout=REDIS_READ_SECONDS
         )
+        pool = single.connection_pool
+        pool.connection_class = race_safe(pool.connection_class)
+        return single
     client = RedisCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in cluster.nodes],
         username=cluster.username,
@@ -115,6 +120,12 @@ def redis_client(url: str) -> Redis:
         socket_connect_timeout=REDIS_CONNECT_SECONDS,
         socket_timeout=REDIS_READ_SECONDS,
     )
+    # RedisCluster takes no connection class: its nodes, those it starts from and those it
+    # learns, are made from one shared dict of connection settings.
+    kind = race_safe(client.connection_kwargs["connection_class"])
+    client.connection_kwargs["connection_class"] = kind
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = cast(type[Connection], kind)
     return cast(Redis, client)
 
 
