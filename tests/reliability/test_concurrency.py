@@ -33,7 +33,7 @@ async def test_sixteen_writer_processes_leave_one_gapless_history(
     await new_game(games, "g-hammered")
     with ProcessPoolExecutor(16, mp_context=get_context("spawn")) as pool:
         runs = [
-            asyncio.wrap_future(pool.submit(write, redis_url, "g-hammered", 25, seed))
+            asyncio.wrap_future(pool.submit(write, redis_url, "g-hammered", 8, seed))
             for seed in range(16)
         ]
         acknowledged = [version for run in await asyncio.gather(*runs) for version in run]
