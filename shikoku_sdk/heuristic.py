@@ -40,6 +40,13 @@ DIESEL = "D"
 DIESEL_EXCHANGE_PRICE = 800
 EXCHANGEABLE = ("4", "5", "6")
 PRIVATE_BUDGET = 0.4  # of a player's cash, at most, spent on privates in the auction
+# Taste: the generator nudges close calls (the corporation started, the share bought, the tile
+# laid, the budget for privates) so that games of heuristic players differ from seed to seed,
+# where 1889's only chance, the seating, would otherwise give one game per player count.
+BUDGET_SPREAD = 0.25  # the private budget varies by up to this share either way
+START_SPREAD = 2.5  # places in START_PREFERENCE a corporation may move
+SHARE_SPREAD = 0.15  # of a share's score
+LAY_SPREAD = 6.0  # of a tile lay's score (a city's revenue gain counts double)
 Scored = tuple[float, int]
 
 
@@ -69,11 +76,11 @@ def decide(
     view = View(document, actions[0].seat, facts)
     kind = view.round().get("type")
     if kind == "private_auction":
-        action, choices = _auction(view, actions)
+        action, choices = _auction(view, actions, rng)
     elif kind == "stock_round":
         action, choices = _stock(view, actions, rng)
     else:
-        action, choices = _operating(view, actions, best_routes)
+        action, choices = _operating(view, actions, best_routes, rng)
     return command_with(action, choices)
 
 
@@ -102,9 +109,10 @@ def _private_worth(view: View, company: str) -> int:
     return view.facts.private_values.get(company, 0) + view.facts.private_revenues.get(company, 0)
 
 
-def _auction(view: View, actions: list[game_pb2.LegalAction]) -> Decision:
+def _auction(view: View, actions: list[game_pb2.LegalAction], rng: random.Random) -> Decision:
     spent = sum(view.facts.private_values.get(p, 0) for p in view.player().get("privates", []))
-    budget = int((view.cash + spent) * PRIVATE_BUDGET) - spent
+    share = PRIVATE_BUDGET * (1 + rng.uniform(-BUDGET_SPREAD, BUDGET_SPREAD))
+    budget = int((view.cash + spent) * share) - spent
     for action in _of(actions, "buy_private"):
         if action.buy_private.price <= min(
             budget, _private_worth(view, action.buy_private.company)
@@ -148,10 +156,10 @@ def _stock(view: View, actions: list[game_pb2.LegalAction], rng: random.Random) 
     starts = _of(actions, "start_corporation")
     running = [c for c in mine if c.get("floated")]
     if starts and len(mine) == len(running) and len(mine) < 3:
-        decision = _start(view, starts)
+        decision = _start(view, starts, rng)
         if decision is not None:
             return decision
-    best = _best_share(view, buys)
+    best = _best_share(view, buys, rng)
     if best is not None:
         return best, Choices()
     return _fallback(actions)
@@ -195,8 +203,8 @@ def _presidency_at_risk(view: View, corporation: dict[str, Any]) -> bool:
     return max(others, default=0) >= held - 1
 
 
-def _start(view: View, starts: list[game_pb2.LegalAction]) -> Decision | None:
-    order = {c: i for i, c in enumerate(START_PREFERENCE)}
+def _start(view: View, starts: list[game_pb2.LegalAction], rng: random.Random) -> Decision | None:
+    order = {c: i + rng.uniform(0, START_SPREAD) for i, c in enumerate(START_PREFERENCE)}
     starts = sorted(starts, key=lambda a: order.get(a.start_corporation.corporation, 99))
     for action in starts:
         pars = sorted(action.start_corporation.par_prices, reverse=True)
@@ -207,7 +215,9 @@ def _start(view: View, starts: list[game_pb2.LegalAction]) -> Decision | None:
     return None
 
 
-def _best_share(view: View, buys: list[game_pb2.LegalAction]) -> game_pb2.LegalAction | None:
+def _best_share(
+    view: View, buys: list[game_pb2.LegalAction], rng: random.Random
+) -> game_pb2.LegalAction | None:
     scored: list[tuple[float, int, game_pb2.LegalAction]] = []
     for index, action in enumerate(buys):
         option = action.buy_share
@@ -226,6 +236,7 @@ def _best_share(view: View, buys: list[game_pb2.LegalAction]) -> game_pb2.LegalA
         if all(view.rusting_soon(t) for t in trains) and view.facts.phase_index(view.phase) >= 2:
             continue
         score = price / max(par, 1) + 0.2 * len(trains) + (0.3 if president == view.seat else 0)
+        score *= 1 + rng.uniform(0, SHARE_SPREAD)
         scored.append((score, -index, action))
     if not scored:
         return None
@@ -243,7 +254,7 @@ def _least_harmful_sale(view: View, actions: list[game_pb2.LegalAction]) -> Deci
 
 
 def _operating(
-    view: View, actions: list[game_pb2.LegalAction], best_routes: BestRoutes
+    view: View, actions: list[game_pb2.LegalAction], best_routes: BestRoutes, rng: random.Random
 ) -> Decision:
     round_ = view.round()
     operating = str(round_.get("operating") or "")
@@ -271,7 +282,7 @@ def _operating(
         return _trains(view, actions, operating)
     lays = _of(actions, "lay_tile")
     if lays:
-        lay = _best_lay(view, lays, operating)
+        lay = _best_lay(view, lays, operating, rng)
         if lay is not None:
             return lay, Choices()
     tokens = _of(actions, "place_token")
@@ -423,7 +434,7 @@ def _stations(view: View, corporation: str) -> list[str]:
 
 
 def _best_lay(
-    view: View, lays: list[game_pb2.LegalAction], operating: str
+    view: View, lays: list[game_pb2.LegalAction], operating: str, rng: random.Random
 ) -> game_pb2.LegalAction | None:
     corporation = view.corporation(operating) if operating else {}
     cash = number(corporation.get("cash"))
@@ -442,6 +453,7 @@ def _best_lay(
         score = 2.0 * max(gain, 0) + (15 if centre else 0) - 3 * near - lay.cost / 10
         if lay.hex in stations:
             score += 20
+        score += rng.uniform(0, LAY_SPREAD)
         scored.append((score, -index, action))
     if not scored:
         return None

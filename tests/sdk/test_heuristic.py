@@ -55,6 +55,14 @@ def test_it_only_picks_listed_actions_and_a_seed_plays_the_same_game() -> None:
     assert state_document(again[-1]) == state_document(first[-1])
 
 
+def test_another_seed_plays_another_game() -> None:
+    """1889's only chance is the seating: without the generator's taste every heuristic-only
+    game of a player count would be one game, seated differently."""
+    finals = [heuristic_game(3, seed)[-1].result for seed in (5, 8)]
+    assert finals[0] is not None and finals[1] is not None
+    assert sorted(w for _, w in finals[0].net_worths) != sorted(w for _, w in finals[1].net_worths)
+
+
 def _operating(states: list[GameState], step: str) -> GameState:
     for state in states:
         document = state_document(state)
