@@ -75,15 +75,27 @@ def _over_holding_limit(state: GameState, player: Player, corporation: Corporati
     )
 
 
-def must_sell(state: GameState, player: Player) -> bool:
-    """Over the certificate limit or a 60% holding: only selling is allowed (7.3)."""
-    return _must_sell(state, player, certificates(state, player))
+def must_sell(state: GameState, stock_round: StockRound, player: Player) -> bool:
+    """7.3: over the certificate limit or a 60% holding, and able to sell: only selling is
+    allowed, "until they reach the limit"."""
+    return _must_sell(state, stock_round, player, certificates(state, player))
 
 
-def _must_sell(state: GameState, player: Player, held: int) -> bool:
-    """`must_sell`, for a player holding `held` certificates."""
-    return held > certificate_limit(state) or any(
-        _over_holding_limit(state, player, c) for c in state.corporations
+def _must_sell(state: GameState, stock_round: StockRound, player: Player, held: int) -> bool:
+    """`must_sell`, for a player holding `held` certificates. A player who cannot sell what
+    would help (its shares sold this turn, the open market full, a president's certificate
+    nobody can take) acts as any other player, within the limits on buying (7.2.4), as the
+    site's engine has it."""
+    over_certificates = held > certificate_limit(state)
+    over_holding = [c for c in state.corporations if _over_holding_limit(state, player, c)]
+    if not over_certificates and not over_holding:
+        return False
+    if _may_sell_now(stock_round) is not None:
+        return False
+    candidates = state.corporations if over_certificates else over_holding
+    return any(
+        not isinstance(_sale(state, stock_round, player, corporation), Rejected)
+        for corporation in candidates
     )
 
 
@@ -98,7 +110,7 @@ def _may_buy_now(
 ) -> Rejected | None:
     if "buy" in stock_round.actions:
         return Rejected("ALREADY_BOUGHT", "one certificate per stock turn (rulebook 7.2)")
-    if _must_sell(state, player, held):
+    if _must_sell(state, stock_round, player, held):
         return Rejected(
             "MUST_SELL",
             "over the certificate limit or a 60% holding: sell first (rulebook 7.3)",
@@ -371,8 +383,10 @@ def decide(state: GameState, stock_round: StockRound, command: PlayerCommand) ->
                 position=state.title_model.market.down(corporation.position, count),
             )
         case Pass(seat=seat):
-            if not stock_round.actions and not _may_pass(state, stock_round, seat):
-                raise Rejected("MUST_SELL", "over a limit: sell before passing (rulebook 7.3)")
+            if not _may_pass(state, stock_round, seat):
+                raise Rejected(
+                    "MUST_SELL", "over a limit: sell until within it before passing (rulebook 7.3)"
+                )
             first = ev.TurnEnded(seat=seat) if stock_round.actions else ev.Passed(seat=seat)
         case _:
             raise Rejected(
@@ -465,10 +479,10 @@ def _buy_or_start(
 
 
 def _may_pass(state: GameState, stock_round: StockRound, seat: int) -> bool:
-    """7.3: a player over a limit sells before passing, unless nothing can be done at all."""
+    """7.3: a player over a limit sells "until they reach the limit" before the turn ends (a
+    first sale within the turn does not end the duty), unless nothing can be sold at all."""
     return (
-        bool(stock_round.actions)
-        or not must_sell(state, state.player(seat))
+        not must_sell(state, stock_round, state.player(seat))
         or next(_share_options(state, stock_round, seat), None) is None
     )
 
