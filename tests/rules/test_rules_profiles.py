@@ -424,3 +424,22 @@ def test_site_bid_on_the_topmost_private_buys_it_at_the_bid() -> None:
     with pytest.raises(Rejected) as refused:
         decide(state, PlaceBid(B, "MF", 25))  # MF, topmost now: from its face value ¥30 up
     assert refused.value.reason == "BID_TOO_LOW"
+
+
+# ---- 14.1: the beginner game's extra tiles --------------------------------------------------
+
+
+def test_the_beginner_games_extra_tiles_are_the_rulebooks_or_the_sites() -> None:
+    plain = new_game(4)
+    rulebook, site = (new_game(4, beginner=True, rules_profile=p) for p in (RULEBOOK, SITE))
+    assert plain.board is not None and rulebook.board is not None and site.board is not None
+    added = {
+        profile: {
+            tile: count - plain.board.supply.get(tile, 0)
+            for tile, count in state.board.supply.items()
+            if count != plain.board.supply.get(tile, 0)
+        }
+        for profile, state in ((RULEBOOK, rulebook), (SITE, site))
+    }
+    assert added[RULEBOOK] == {"6": 2, "7": 1, "8": 1, "9": 1, "23": 1, "24": 1, "57": 1}
+    assert added[SITE] == {"6": 2, "7": 1, "8": 1, "9": 1, "23": 1, "24": 1}

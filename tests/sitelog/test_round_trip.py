@@ -64,3 +64,22 @@ def by_name(state: GameState) -> dict[str, object]:
         "corporations": [dataclasses.replace(c, president=0) for c in state.corporations],
         "presidents": {c.id: name.get(c.president) for c in state.corporations},
     }
+
+
+def test_a_beginner_game_names_the_extra_tiles_as_the_site_and_replays() -> None:
+    """The site's beginner game adds tiles of its own, `Beg6`, `Beg7`, ... drawn as the #6, #7:
+    their copies are laid as `Beg7-0` once the tile's own copies are on the map."""
+    batches, final = random_game(4, 2, SITE_PROFILE, ("random",) * 4, beginner_game=True)
+    document = export("beginner-2", batches)
+    laid = [a["tile"] for a in document["actions"] if a["type"] == "lay_tile"]
+    extra = [tile for tile in laid if tile.startswith("Beg")]
+    assert {"Beg6-0", "Beg6-1", "Beg7-0"} <= set(extra)
+    for tile in extra:  # each after the tile's own copies
+        own = tile.removeprefix("Beg").rsplit("-", 1)[0]
+        assert laid.index(f"{own}-0") < laid.index(tile)
+
+    exported = parse(document)
+    table = InProcessTable(exported)
+    outcome = replay(exported, table)
+    assert outcome.divergence is None, outcome.divergence
+    assert table.state.board == final.board

@@ -19,6 +19,20 @@ from services.rules.board.title import SITE_PROFILE
 Action = dict[str, Any]
 
 END_REASONS = {"bankrupt": "bankrupt", "bank": "bank", "manually_ended": "ended"}
+#: The site names the copies of a tile its beginner game adds `Beg6-0`, `Beg6-1`, ... (a tile
+#: of its own, `Beg6`, drawn as the #6).
+BEGINNER_COPY_PREFIX = "Beg"
+
+
+def copy_name(site_id: str) -> str:
+    """`2-1` -> `2`, `8-0` -> `8`, `Beg6-1` -> `6`: the kind of a numbered copy."""
+    return site_id.rsplit("-", 1)[0].removeprefix(BEGINNER_COPY_PREFIX)
+
+
+def tile_copies(tile: str, count: int, beginner_extra: int = 0) -> list[str]:
+    """The site's ids of a tile's copies in a supply: its own, then the beginner game's."""
+    own = [f"{tile}-{n}" for n in range(count)]
+    return own + [f"{BEGINNER_COPY_PREFIX}{tile}-{n}" for n in range(beginner_extra)]
 
 
 @dataclass(frozen=True, slots=True)

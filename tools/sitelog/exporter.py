@@ -31,6 +31,7 @@ from services.rules.domain.turn_steps import turn_steps
 from services.rules.domain.undo import Logged, effective
 from tools.sitelog.certificates import INITIAL_OFFERING, Certificates
 from tools.sitelog.deviations import deviations_used
+from tools.sitelog.export_format import copy_name, tile_copies
 from tools.sitelog.site_steps import private_step_waits, track_step_waits_for_pass
 
 Action = dict[str, Any]
@@ -66,9 +67,9 @@ class _Copies:
     certificates: Certificates = field(default_factory=Certificates)
     depot_bought: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     trains: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # owner ->
-    #: Per tile, the copy numbers in the supply in the site's order: the unused copies, then
-    #: those an upgrade took back off the map (8.3), in the order they came back.
-    tile_supply: dict[str, list[int]] = field(default_factory=dict)
+    #: Per tile, the copies in the supply in the site's order: the unused copies, then those
+    #: an upgrade took back off the map (8.3), in the order they came back.
+    tile_supply: dict[str, list[str]] = field(default_factory=dict)
     tile_on_hex: dict[str, str] = field(default_factory=dict)
 
     def train_id(self, owner: str, name: str) -> str:
@@ -84,16 +85,19 @@ class _Copies:
         self.trains[owner].append(train_id)
         return train_id
 
-    def stock_tiles(self, counts: Mapping[str, int]) -> None:
-        self.tile_supply = {tile: list(range(count)) for tile, count in counts.items()}
+    def stock_tiles(self, counts: Mapping[str, int], beginner_extra: Mapping[str, int]) -> None:
+        kinds = {*counts, *beginner_extra}
+        self.tile_supply = {
+            tile: tile_copies(tile, counts.get(tile, 0), beginner_extra.get(tile, 0))
+            for tile in kinds
+        }
 
     def lay(self, hex_id: str, tile: str) -> str:
         """The copy a lay takes: the first in the supply; the tile it replaces goes back to the
         supply's end (the site's engine names copies the same way)."""
-        tile_id = f"{tile}-{self.tile_supply[tile].pop(0)}"
+        tile_id = self.tile_supply[tile].pop(0)
         if (replaced := self.tile_on_hex.get(hex_id)) is not None:
-            kind, _, number = replaced.rpartition("-")
-            self.tile_supply[kind].append(int(number))
+            self.tile_supply[copy_name(replaced)].append(replaced)
         self.tile_on_hex[hex_id] = tile_id
         return tile_id
 
@@ -125,9 +129,8 @@ def export(game_id: str, batches: Sequence[Batch], said: Sequence[Said] = ()) ->
         elif isinstance(batch.command, cmd.CreateGame):
             created = batch.command
             title = board.load_title(created.title)
-            extra = title.beginner_extra if created.beginner_game else {}
-            kinds = {*title.counts, *extra}
-            copies.stock_tiles({t: title.counts.get(t, 0) + extra.get(t, 0) for t in kinds})
+            extra = title.beginner_tiles(created.rules_profile) if created.beginner_game else {}
+            copies.stock_tiles(title.counts, extra)
         else:
             translated = _actions(batch.command, state, copies, swaps)
             skipped_routes = isinstance(batch.command, cmd.RunRoutes) and not translated
@@ -408,6 +411,8 @@ def _track_step_waits_after(state: GameState, event: ev.Event) -> Action | None:
         and round_.current == event.corporation
     ):
         return None
+    if state.privates_without_abilities:
+        return None  # no private's ability to wait for
     president = state.player(state.corporation(event.corporation).president)
     spent = state.used_abilities | state.closed_privates
     if track_step_waits_for_pass(state.title_model, president.privates, spent):

@@ -18,7 +18,7 @@ from tools.sitelog.certificates import (
     Certificates,
     certificate_number,
 )
-from tools.sitelog.export_format import Action, SiteGame
+from tools.sitelog.export_format import Action, SiteGame, copy_name
 
 _HEX = re.compile(r"^[A-Z]\d+$")
 
@@ -39,11 +39,6 @@ class EndGame:
 
 
 Step = Submit | EndGame
-
-
-def copy_name(site_id: str) -> str:
-    """`2-1` -> `2`, `8-0` -> `8`: the kind of a numbered copy."""
-    return site_id.rsplit("-", 1)[0]
 
 
 @dataclass

@@ -95,7 +95,8 @@ def load_title_from(directory: Path) -> Title:
     counts = {
         entry.key: entry.integer("count", minimum=0) for entry in tiles_source.entries("tile")
     }
-    beginner_extra = _beginner_extra(tiles_source, tiles)
+    beginner_extra = _beginner_extra(tiles_source, tiles, "extra")
+    beginner_site_extra = _beginner_extra(tiles_source, tiles, "site_extra")
 
     map_source = _Source.read(directory / "map.toml")
     hexes = {entry.key: _map_hex(entry, colours, levels) for entry in map_source.entries("hex")}
@@ -127,6 +128,7 @@ def load_title_from(directory: Path) -> Title:
         tiles=_frozen(tiles),
         counts=_frozen(counts),
         beginner_extra=_frozen(beginner_extra),
+        beginner_site_extra=_frozen(beginner_site_extra),
         upgrade_order=upgrade_order,
         fixed_colours=fixed_colours,
         lay_abilities=_frozen(lay_abilities),
@@ -626,15 +628,15 @@ def _end(entry: _Entry, path: str, end: str, stops: list[Stop]) -> int:
     return STOP + of_kind[int(ordinal)]
 
 
-def _beginner_extra(source: _Source, tiles: Mapping[str, Tile]) -> dict[str, int]:
+def _beginner_extra(source: _Source, tiles: Mapping[str, Tile], key: str) -> dict[str, int]:
     beginner = source.table("beginner")
-    beginner.only({"extra"})
-    extra = beginner.amounts(beginner.raw.get("extra", {}), "extra")
+    beginner.only({"extra", "site_extra"})
+    extra = beginner.amounts(beginner.raw.get(key, {}), key)
     for name, count in extra.items():
         if name not in tiles:
-            raise beginner.error(f"extra names unknown tile {name!r}")
+            raise beginner.error(f"{key} names unknown tile {name!r}")
         if count < 1:
-            raise beginner.error(f"extra count of tile {name!r} must be at least 1")
+            raise beginner.error(f"{key} count of tile {name!r} must be at least 1")
     return extra
 
 

@@ -13,7 +13,7 @@ from typing import TypeVar, cast
 
 from kernel.rejection import quoted
 from services.rules.board.errors import Reason, Rejected, Rejection
-from services.rules.board.title import StopKind, Tile, Title
+from services.rules.board.title import DEFAULT_PROFILE, StopKind, Tile, Title
 from services.rules.board.upgrades import Fit, find_fit
 
 #: A city on the board: its hex and its index among the stops of the hex's tile.
@@ -84,10 +84,14 @@ class Position:
         return cast(_T, self._track_derived[make])
 
 
-def initial_position(title: Title, *, beginner: bool = False) -> Position:
+def initial_position(
+    title: Title, *, beginner: bool = False, profile: str = DEFAULT_PROFILE
+) -> Position:
+    """The map before the first tile, with the supply of a game (the beginner game's under
+    the rules `profile`)."""
     supply = dict(title.counts)
     if beginner:
-        for name, extra in title.beginner_extra.items():
+        for name, extra in title.beginner_tiles(profile).items():
             supply[name] = supply.get(name, 0) + extra
     return Position(title=title, tiles={}, tokens={}, supply=supply)
 

@@ -313,6 +313,9 @@ class RulesProfile:
     #: 14.1 (beginner game), 8.1: the privates pay the site's beginner revenues (TR ¥5, MF ¥15,
     #: ER ¥15, SMR ¥20, DR ¥20, SIR ¥25), where the rulebook keeps their face revenues.
     beginner_private_revenues_as_site: bool = False
+    #: 14.1 (beginner game): the extra tiles are the site's (tiles.toml `beginner.site_extra`:
+    #: the rulebook's but for the #57), which it names `Beg6`, `Beg7`, ... by copy.
+    beginner_tiles_as_site: bool = False
     #: 5.2 (closed auction): the lowest bidder always acts next, instead of the bidder to the
     #: left of the highest bidder first and then clockwise (they differ with three or more).
     closed_auction_lowest_bidder_acts: bool = False
@@ -380,6 +383,8 @@ class Title:
     #: Tiles in the supply at the start of a game, and those the beginner game adds.
     counts: Mapping[str, int]
     beginner_extra: Mapping[str, int]
+    #: The beginner game's extra tiles as the 18xx.games site adds them.
+    beginner_site_extra: Mapping[str, int]
     upgrade_order: tuple[str, ...]
     fixed_colours: frozenset[str]
     lay_abilities: Mapping[str, LayAbility]
@@ -405,6 +410,12 @@ class Title:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_phases", {phase.name: phase for phase in self.phases})
+
+    def beginner_tiles(self, profile: str) -> Mapping[str, int]:
+        """The tiles the beginner game adds to the supply under `profile`."""
+        if self.profile(profile).beginner_tiles_as_site:
+            return self.beginner_site_extra
+        return self.beginner_extra
 
     def next_colour(self, colour: str) -> str | None:
         """The colour a tile over this one must have; None when it is never replaced."""

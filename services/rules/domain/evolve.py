@@ -106,7 +106,9 @@ def _game_created(state: GameState, event: ev.GameCreated) -> GameState:
         players=tuple(Player(seat=p.seat, name=p.name) for p in event.players),
         corporations=tuple(Corporation(c) for c in title.corporations),
         depot=MappingProxyType({t.name: t.count for t in title.trains}),
-        board=board.initial_position(title, beginner=event.beginner_game),
+        board=board.initial_position(
+            title, beginner=event.beginner_game, profile=event.rules_profile
+        ),
         phase=title.phases[0].name,
     )
 
