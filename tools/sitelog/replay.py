@@ -120,6 +120,8 @@ class _Follower:
 
     title: Title
     rulebook_cut: bool
+    #: The game's profile strips the privates of their abilities in a beginner game.
+    beginner_without_abilities: bool = False
     spent: set[str] = field(default_factory=set)
     #: The corporation whose pass the site's log may hold next with no step of ours for it.
     pass_owed_by: str = ""
@@ -150,6 +152,8 @@ class _Follower:
         )
 
     def _after_lay(self, corporation: str, view: dict[str, Any]) -> None:
+        if view.get("beginner_game") and self.beginner_without_abilities:
+            return
         president = _corporation(view, corporation).get("president") or 0
         held: list[str] = next(
             (p["privates"] for p in view["players"] if p["seat"] == president), []
@@ -223,7 +227,8 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     steps = turn_steps(title.profile(game.rules_profile))
     rulebook_cut = not steps.has(Step.PRIVATES)
     order = [spec.step for spec in steps.steps]
-    follower = _Follower(title, rulebook_cut)
+    profile = title.profile(game.rules_profile)
+    follower = _Follower(title, rulebook_cut, profile.beginner_privates_without_abilities)
     self_passes: list[int] = []
     for action in effective_actions(game.actions):
         if follower.owed(action):

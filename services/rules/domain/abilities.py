@@ -40,7 +40,7 @@ def is_out_of_turn(state: GameState, command: PlayerCommand) -> bool:
 
 
 def options(state: GameState) -> list[LegalAction]:
-    if state.beginner_game and state.rules.beginner_privates_without_abilities:
+    if state.privates_without_abilities:
         return []  # the site's beginner game strips every private of its abilities
     found: list[LegalAction] = []
     for company, seat in sorted(state.privates_owned.items()):

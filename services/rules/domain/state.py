@@ -234,6 +234,11 @@ class GameState:
         """The switches of the game's rules profile (the title's profiles.toml)."""
         return self.title_model.profile(self.rules_profile)
 
+    @property
+    def privates_without_abilities(self) -> bool:
+        """A beginner game under `beginner_privates_without_abilities`."""
+        return self.beginner_game and self.rules.beginner_privates_without_abilities
+
     def corporation(self, corporation_id: str) -> Corporation:
         for corporation in self.corporations:
             if corporation.id == corporation_id:
