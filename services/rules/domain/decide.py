@@ -27,6 +27,7 @@ from services.rules.domain.evolve import Evolved, evolve
 from services.rules.domain.game_end import game_ended
 from services.rules.domain.legal import LegalAction, PassOption
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
+from services.rules.domain.turn_steps import turn_steps
 
 
 def decide(state: GameState, command: Command) -> Evolved:
@@ -107,9 +108,17 @@ def _only_pass(state: GameState) -> list[Event]:
         return []
     # The first two options tell: the lays, tokens and shares beyond them are never looked at.
     options = list(islice(_each_in_turn(state), 2))
-    if len(options) == 1 and isinstance(options[0], PassOption):
+    if len(options) == 1 and isinstance(options[0], PassOption) and not _waits(state):
         return _decide_in_round(state, Pass(options[0].seat))
     return []
+
+
+def _waits(state: GameState) -> bool:
+    """The operating corporation is at a step that waits for its pass (`waits_for_pass`)."""
+    round_ = state.round
+    if not isinstance(round_, OperatingRound) or round_.ability is not None or round_.discarding:
+        return False
+    return turn_steps(state.rules).spec(round_.step).waits_for_pass
 
 
 def next_events(state: GameState, last: Event) -> list[Event]:

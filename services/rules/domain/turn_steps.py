@@ -59,6 +59,9 @@ class StepSpec:
     #: The commands the step takes (besides those `TurnSteps.at_any_step` lists).
     takes: tuple[type[PlayerCommand], ...]
     ends_when: tuple[EndsWhen, ...] = ()
+    #: The step waits for a pass even where a pass is all that is possible (elsewhere a player
+    #: without a choice passes by itself).
+    waits_for_pass: bool = False
 
     def ending(self, condition: EndsWhen) -> StepSpec:
         return dataclasses.replace(self, ends_when=(*self.ends_when, condition))
@@ -97,6 +100,13 @@ class TurnSteps:
         steps = tuple(s.ending(condition) if s.step is step else s for s in self.steps)
         return dataclasses.replace(self, steps=steps)
 
+    def waiting(self, step: Step) -> TurnSteps:
+        """This list, but `step` waits for a pass even where nothing else is possible."""
+        steps = tuple(
+            dataclasses.replace(s, waits_for_pass=True) if s.step is step else s for s in self.steps
+        )
+        return dataclasses.replace(self, steps=steps)
+
     def then(self, spec: StepSpec) -> TurnSteps:
         """This list with `spec` as its last step."""
         return dataclasses.replace(self, steps=(*self.steps, spec))
@@ -116,14 +126,17 @@ RULEBOOK = TurnSteps(
 
 def site_steps(steps: TurnSteps) -> TurnSteps:
     """The site's cut of the same turn: a train step where no train can be bought ends by
-    itself, and a last step of its own offers privates (then a pass ends the turn). The same
-    moves are legal; only where a pass is asked for differs."""
+    itself, the track step waits for a pass whenever the corporation may lay, legal tile or not
+    (`Step::Tracker#can_lay_tile?`), and a last step of its own offers privates (then a pass
+    ends the turn). The same moves are legal; only where a pass is asked for differs."""
     private_step = StepSpec(
         Step.PRIVATES,
         takes=(BuyPrivateForCorporation, Pass),
         ends_when=(EndsWhen.NO_PRIVATE_FOR_SALE,),
     )
-    return steps.ending(Step.TRAINS, EndsWhen.NO_TRAIN_TO_BUY).then(private_step)
+    return (
+        steps.ending(Step.TRAINS, EndsWhen.NO_TRAIN_TO_BUY).waiting(Step.TRACK).then(private_step)
+    )
 
 
 @cache
