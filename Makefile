@@ -147,14 +147,16 @@ soak: setup
 # The differential harness (docs/crosscheck.md), not part of `make test`: N seeded bot games over
 # PLAYERS, replayed on the 18xx.games site's engine (Ruby; SITE_ENGINE, REQUIRE_ALL) and by ours,
 # state by state, and the coverage table: how many games exercised each rule area. BOTS= as
-# selfplay's --bots (heuristic, or a list in seat order), VARIANT=beginner, FLAGS=--json.
+# selfplay's --bots (heuristic, or a list in seat order), VARIANT=beginner, FLAGS=--json; MIX=1
+# mixes seatings, both profiles and the beginner game across the games (the coverage run:
+# `make crosscheck N=200 MIX=1`).
 N ?= 10
 PLAYERS ?= 2-6
 PROFILE ?= 18xx.games
 .PHONY: crosscheck crosscheck-record
 crosscheck: setup
 	$(BIN)/python -m tools.crosscheck --games $(N) --players $(PLAYERS) --profile $(PROFILE) \
-		$(if $(BOTS),--bots $(BOTS)) $(if $(VARIANT),--variant $(VARIANT)) $(FLAGS)
+		$(if $(BOTS),--bots $(BOTS)) $(if $(VARIANT),--variant $(VARIANT)) $(if $(MIX),--mix) $(FLAGS)
 
 # Rewrites tests/crosscheck/recorded/ from the fixed set of games, which
 # tests/crosscheck/test_recorded_site_games.py holds our engine and exporter to.

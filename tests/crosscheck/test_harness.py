@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.crosscheck.__main__ import plans
 from tools.crosscheck.allowances import seats_in_play_order
+from tools.crosscheck.plans import plans
 
 pytestmark = pytest.mark.io  # runs the harness as a process
 

@@ -17,14 +17,15 @@ from typing import Any
 
 import pytest
 
-from tools.crosscheck import recording
+from tools.crosscheck import coverage, recording
 from tools.crosscheck.allowances import seats_in_play_order
 from tools.crosscheck.states import check_states
 from tools.sitelog.export_format import END_REASONS, parse
 from tools.sitelog.exporter import export
 from tools.sitelog.in_process import InProcessTable
+from tools.sitelog.replay import replay
 
-pytestmark = pytest.mark.slow  # seventy whole games, state by state: about a minute
+pytestmark = pytest.mark.slow  # forty whole games, state by state
 
 RECORDED = Path(__file__).with_name("recorded")
 GAMES = recording.read(RECORDED)
@@ -43,14 +44,45 @@ def states_of(game: recording.Recorded) -> list[dict[str, Any]]:
 
 def test_the_recorded_set_is_the_fixed_one() -> None:
     plans = [game.plan for game in GAMES]
-    assert len(plans) == recording.RECORDED_GAMES >= 30
+    assert plans == recording.recorded_plans()
     assert {p.players for p in plans} == {2, 3, 4, 5, 6}
-    assert {p.profile for p in plans} == {recording.RECORDED_PROFILE}
-    assert sorted(p.seed for p in plans) == list(
-        range(recording.RECORDED_FIRST_SEED, recording.RECORDED_FIRST_SEED + len(plans))
-    )
+    assert {p.profile for p in plans} == {"18xx.games", "rulebook"}
     size = sum(f.stat().st_size for f in RECORDED.iterdir())
-    assert size < 5_000_000
+    assert size < 8_000_000
+
+
+def test_every_game_under_the_sites_profile_is_accepted_raw_with_equal_states() -> None:
+    site_profile = [game for game in GAMES if game.plan.profile == "18xx.games"]
+    assert site_profile
+    assert [g.plan.name for g in site_profile if not g.site.accepted] == []
+    assert [g.plan.name for g in site_profile if g.first_disagreement is not None] == []
+
+
+#: Rows no recorded game reaches yet (issue 27 asks for every row: the bots do not yet seek
+#: them out). A row reached leaves this list, so that the set never covers less.
+NOT_YET_REACHED = {
+    "ability_SMR",
+    "ability_SIR",
+    "switch_beginner_deal_as_site",
+    # The harness counts it once, from the game's own moves; replayed from its export it is not
+    # seen (the switch's check replays the imported moves, seats renumbered): to look into.
+    "switch_beginner_privates_without_abilities",
+    "switch_beginner_tiles_as_site",
+    "switch_port_tile_at_track_step_or_turn_start",
+    "switch_upgrade_must_use_new_track_or_change_city",
+}
+
+
+def test_the_recorded_set_exercises_the_rows_of_the_coverage_table() -> None:
+    covered = coverage.table(_exercised(game) for game in GAMES)
+    assert {key for key, _, count in covered if count == 0} == NOT_YET_REACHED
+
+
+def _exercised(game: recording.Recorded) -> set[str]:
+    exported = parse(json.loads(game.played.export_text))
+    table = InProcessTable(exported)
+    replay(exported, table)
+    return coverage.exercised(table.batches)
 
 
 @pytest.mark.parametrize("game", GAMES, ids=name)

@@ -21,7 +21,7 @@ from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay_viewed
 
 RECORDED = Path(__file__).with_name("recorded")
-GAME = "3p-seed2"
+GAME = "3p-seed7-hrr"
 
 Line = dict[str, Any]
 

@@ -12,30 +12,10 @@ from functools import partial
 from pathlib import Path
 
 from tools.crosscheck import coverage, recording
-from tools.crosscheck.game import GameReport, Plan, Played, crosscheck
+from tools.crosscheck.game import GameReport, Played, crosscheck
+from tools.crosscheck.plans import mixed_plans, plans
 from tools.crosscheck.report import as_document, as_text
 from tools.crosscheck.site_engine import EngineMissing, SiteEngine
-from tools.selfplay import parse_bots
-
-
-def plans(
-    games: int,
-    players: tuple[int, int],
-    profile: str,
-    first_seed: int,
-    bots: str = "",
-    variant: str = "",
-) -> list[Plan]:
-    """Game i: seed first_seed + i, player counts in turn from the lowest to the highest;
-    `bots` as `shikoku selfplay --bots` takes them (one name for every seat, or one per seat
-    for a single player count; empty: random bots). Raises ValueError for a wrong list."""
-    low, high = players
-    chosen = []
-    for i in range(games):
-        count = low + i % (high - low + 1)
-        seated = parse_bots(bots, count) if bots else ()
-        chosen.append(Plan(count, first_seed + i, profile, seated, variant))
-    return chosen
 
 
 def player_range(text: str) -> tuple[int, int]:
@@ -66,6 +46,13 @@ def main(argv: list[str] | None = None) -> int:
         "--variant", choices=("beginner",), default="", help="beginner: the beginner game (14.1)"
     )
     parser.add_argument(
+        "--mix",
+        action="store_true",
+        help="mix seatings (heuristic, one heuristic, alternating, random), both profiles and "
+        "the beginner game across the games, for the coverage table (--bots, --profile and "
+        "--variant are then not used)",
+    )
+    parser.add_argument(
         "--record",
         type=Path,
         help="play the fixed recorded set instead and rewrite this folder with its exports and "
@@ -80,12 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"crosscheck: {error}", file=sys.stderr)
         return 2
     if args.record:
-        chosen = plans(
-            recording.RECORDED_GAMES,
-            (2, 6),
-            recording.RECORDED_PROFILE,
-            recording.RECORDED_FIRST_SEED,
-        )
+        chosen = recording.recorded_plans()
+    elif args.mix:
+        chosen = mixed_plans(args.games, args.players, args.first_seed)
     else:
         try:
             chosen = plans(
@@ -102,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = sorted({p.players for p in chosen}) or [0]
     settings = {
         "players": f"{counts[0]}-{counts[-1]}",
-        "profile": chosen[0].profile if chosen else args.profile,
+        "profile": "/".join(sorted({p.profile for p in chosen})) or args.profile,
         "engine_revision": engine.revision(),
     }
     covered = coverage.table(report.coverage for report in reports)

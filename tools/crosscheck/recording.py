@@ -12,16 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from tools.crosscheck.game import GameReport, Plan, Played
+from tools.crosscheck.plans import mixed_plans
 from tools.crosscheck.site_engine import SiteRun
 
 MANIFEST = "games.json"
 EXPORT_SUFFIX = ".export.json.xz"
 STATES_SUFFIX = ".site.jsonl.xz"
 
-#: The fixed set: 35 games, seeds 1 to 35, 2 to 6 players in turn (7 games of each count).
-RECORDED_GAMES = 35
+#: The fixed set: `make crosscheck --mix`'s first games (tools/crosscheck/plans.py), enough of
+#: them that every row of the coverage table is exercised by one at least.
+RECORDED_GAMES = 40
 RECORDED_FIRST_SEED = 1
-RECORDED_PROFILE = "18xx.games"
+
+
+def recorded_plans() -> list[Plan]:
+    return mixed_plans(RECORDED_GAMES, (2, 6), RECORDED_FIRST_SEED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,8 @@ def write_manifest(folder: Path, games: list[GameReport], engine: str) -> None:
                 "players": game.plan.players,
                 "seed": game.plan.seed,
                 "profile": game.plan.profile,
+                "bots": list(game.plan.bots),
+                "variant": game.plan.variant,
                 "site": game.site.as_document(),
                 "ours": {
                     "first_disagreement": game.first_disagreement,
@@ -72,7 +79,13 @@ def read(folder: Path) -> list[Recorded]:
     manifest = json.loads((folder / MANIFEST).read_text())
     recorded = []
     for entry in manifest["games"]:
-        plan = Plan(int(entry["players"]), int(entry["seed"]), str(entry["profile"]))
+        plan = Plan(
+            int(entry["players"]),
+            int(entry["seed"]),
+            str(entry["profile"]),
+            tuple(str(bot) for bot in entry.get("bots", ())),
+            str(entry.get("variant", "")),
+        )
         played = Played(
             lzma.decompress((folder / (plan.name + EXPORT_SUFFIX)).read_bytes()).decode(),
             lzma.decompress((folder / (plan.name + STATES_SUFFIX)).read_bytes()).decode(),
