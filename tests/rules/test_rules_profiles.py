@@ -5,6 +5,7 @@ are listed in docs/rules-notes.md, "Rules profiles"."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import pytest
@@ -430,16 +431,18 @@ def test_site_bid_on_the_topmost_private_buys_it_at_the_bid() -> None:
 
 
 def test_the_beginner_games_extra_tiles_are_the_rulebooks_or_the_sites() -> None:
-    plain = new_game(4)
-    rulebook, site = (new_game(4, beginner=True, rules_profile=p) for p in (RULEBOOK, SITE))
-    assert plain.board is not None and rulebook.board is not None and site.board is not None
+    def supply(state: GameState) -> Mapping[str, int]:
+        assert state.board is not None
+        return state.board.supply
+
+    plain = supply(new_game(4))
     added = {
         profile: {
-            tile: count - plain.board.supply.get(tile, 0)
-            for tile, count in state.board.supply.items()
-            if count != plain.board.supply.get(tile, 0)
+            tile: count - plain.get(tile, 0)
+            for tile, count in supply(new_game(4, beginner=True, rules_profile=profile)).items()
+            if count != plain.get(tile, 0)
         }
-        for profile, state in ((RULEBOOK, rulebook), (SITE, site))
+        for profile in (RULEBOOK, SITE)
     }
     assert added[RULEBOOK] == {"6": 2, "7": 1, "8": 1, "9": 1, "23": 1, "24": 1, "57": 1}
     assert added[SITE] == {"6": 2, "7": 1, "8": 1, "9": 1, "23": 1, "24": 1}
