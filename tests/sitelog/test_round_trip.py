@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from services.rules.board.title import SITE_PROFILE
+from services.rules.domain.commands import RunRoutes
 from services.rules.domain.state import GameState
 from tests.shared import site_game_files
 from tools.selfplay import random_game
@@ -83,3 +84,17 @@ def test_a_beginner_game_names_the_extra_tiles_as_the_site_and_replays() -> None
     outcome = replay(exported, table)
     assert outcome.divergence is None, outcome.divergence
     assert table.state.board == final.board
+
+
+def test_a_rulebook_game_whose_route_step_the_site_skipped_replays() -> None:
+    """Under the rulebook a corporation with trains but no route runs nothing at its route step;
+    the site skips that step, so the export has no run and the corporation's next logged action
+    is a pass for a later step: the importer leaves our route step with an empty run first."""
+    batches, final = random_game(3, 2, "rulebook", ("heuristic",) * 3)
+    empty_runs = [b for b in batches if isinstance(b.command, RunRoutes) and not b.command.routes]
+    assert empty_runs
+    exported = parse(export("rulebook-2", batches))
+    table = InProcessTable(exported)
+    outcome = replay(exported, table)
+    assert outcome.divergence is None, outcome.divergence
+    assert by_name(table.state) == by_name(final)

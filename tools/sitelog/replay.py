@@ -201,6 +201,8 @@ def _step_the_site_skipped(action: Action, view: dict[str, Any], order: Sequence
     if not operating or step is None:
         return ""
     if action.get("entity") == operating:
+        if action["type"] == "pass":  # for a later step: the route step takes none
+            return operating if step == Step.ROUTES.value else ""
         target = _STEP_OF.get(action["type"])
         return operating if target and order.index(Step(step)) < order.index(target) else ""
     other_corporation = action.get("entity_type") == "corporation"
