@@ -98,3 +98,15 @@ def test_a_rulebook_game_whose_route_step_the_site_skipped_replays() -> None:
     outcome = replay(exported, table)
     assert outcome.divergence is None, outcome.divergence
     assert by_name(table.state) == by_name(final)
+
+
+def test_leaving_a_skipped_route_step_may_pass_the_next_corporations_track_step() -> None:
+    """Leaving a corporation's route step the site skipped (no route) hands the turn to the next
+    corporation, whose track step ours passes by itself where the site's waits: the logged pass
+    that follows is that one, not a command of ours."""
+    batches, final = random_game(4, 38, "rulebook", ("random",) * 4)
+    exported = parse(export("rulebook-38", batches))
+    table = InProcessTable(exported)
+    outcome = replay(exported, table)
+    assert outcome.divergence is None, outcome.divergence
+    assert by_name(table.state) == by_name(final)

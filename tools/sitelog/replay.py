@@ -245,10 +245,19 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
         self_passes.clear()
         before = reading.view()
         translator.settle(before)
+        owed = False
         while rulebook_cut and (skipped := _step_the_site_skipped(action, before, order)):
             seat = translator.acting_seat({"entity": skipped, "entity_type": "corporation"}, before)
-            reading.submit(seat, Submit(seat, _skip(before["round"]["step"])))
+            caused = reading.submit(seat, Submit(seat, _skip(before["round"]["step"])))
+            # Leaving the step may pass the next corporation's track step by itself: the
+            # site's pass there is the action itself.
+            follower.follow(caused, reading.view)
             before = reading.view()
+            if owed := follower.owed(action):
+                break
+        if owed:
+            yield action
+            continue
         step = translator.translate(action, before)
         if isinstance(step, EndGame):
             reading.end_game()
