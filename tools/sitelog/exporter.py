@@ -172,7 +172,8 @@ def export(game_id: str, batches: Sequence[Batch], said: Sequence[Said] = ()) ->
         "rules_deviations": [
             {
                 "switch": d.switch,
-                "first_action": renumbered(first_ids[d.first_move]),
+                # 0: the game's set-up (the deal), before its first action.
+                "first_action": renumbered(first_ids[d.first_move]) if d.first_move else 0,
                 "moves": d.moves,
             }
             for d in deviations_used(batches)
