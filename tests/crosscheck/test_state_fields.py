@@ -6,6 +6,7 @@ and ours, from replaying the same export here), without Ruby."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -146,3 +147,44 @@ def test_past_a_waiting_step_is_allowed_only_where_the_site_offers_nothing_but_a
     assert allowed(_waiting_pair(["buy_company", "pass"])) is None
     assert allowed(_waiting_pair(["lay_tile", "pass"])) is None
     assert allowed(_waiting_pair([])) is None
+
+
+RULEBOOK_GAME = dataclasses.replace(GAME_DOC, rules_profile="rulebook")
+
+
+def _ahead_of_the_sites_pass(game: SiteGame, by: str) -> Seen:
+    """Our state after AT is the site's after the next action, a pass by `by`; the site, after
+    AT, waits on KO and offers a train and a pass."""
+    following = AT + 1
+    site = {AT: {**copy.deepcopy(OURS[AT]), "next": "KO", "offers": ["buy_train", "pass"]}}
+    site[following] = copy.deepcopy(OURS[AT])
+    actions = {following: {"type": "pass", "entity": by, "entity_type": "corporation"}}
+    found = line_differences(site[AT], OURS[AT])
+    return Seen(game, actions, site, {AT: following}, AT, {}, OURS[AT], found)
+
+
+def test_ahead_of_the_sites_cut_of_the_turn_is_allowed_in_a_rulebook_game_only() -> None:
+    taken = allowed(_ahead_of_the_sites_pass(RULEBOOK_GAME, "KO"))
+    assert taken is not None and taken.name.startswith("past a step of the site's cut")
+    assert allowed(_ahead_of_the_sites_pass(GAME_DOC, "KO")) is None
+    assert allowed(_ahead_of_the_sites_pass(RULEBOOK_GAME, "AR")) is None  # not whom it waits on
+
+
+def _behind_a_skipped_step(game: SiteGame, step: str, found: list[str]) -> Seen:
+    """Our KO waits at `step` after AT where the site's state differs by `found`; the next
+    action is KO's."""
+    following = AT + 1
+    site = {AT: {**copy.deepcopy(OURS[AT]), "next": "KO"}, following: copy.deepcopy(OURS[AT])}
+    ours = {"round": {"type": "operating_round", "operating": "KO", "step": step}}
+    actions = {following: {"type": "buy_train", "entity": "KO", "entity_type": "corporation"}}
+    return Seen(game, actions, site, {AT: following}, AT, ours, OURS[AT], found)
+
+
+def test_behind_a_step_the_site_skips_is_allowed_in_a_rulebook_game_for_the_price_only() -> None:
+    price = ["KO price: site 60, ours 65"]
+    taken = allowed(_behind_a_skipped_step(RULEBOOK_GAME, "routes", price))
+    assert taken is not None and taken.name == "behind a step the site skips (a rulebook game)"
+    assert allowed(_behind_a_skipped_step(GAME_DOC, "routes", price)) is None
+    assert allowed(_behind_a_skipped_step(RULEBOOK_GAME, "trains", price)) is None
+    cash = [*price, "KO cash: site 10, ours 20"]
+    assert allowed(_behind_a_skipped_step(RULEBOOK_GAME, "routes", cash)) is None

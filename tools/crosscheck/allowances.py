@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services.rules.board import load_title
+from services.rules.board.title import SITE_PROFILE
 from tools.crosscheck.lines import line_differences
 from tools.sitelog.export_format import Action, SiteGame
 
@@ -66,6 +68,54 @@ def _past_the_port_tile_offer(seen: Seen) -> bool:
     return not line_differences(seen.site[following], seen.line)
 
 
+def _ahead_of_the_sites_cut_of_the_turn(seen: Seen) -> bool:
+    """A game cut into steps as the rulebook cuts it (its profile's `turn_steps`): the export's
+    next action is a pass by the entity the site waits on, and our state already is the site's
+    after that pass."""
+    if not _rulebook_cut(seen):
+        return False
+    here = seen.site[seen.action_id]
+    following = seen.following.get(seen.action_id)
+    if following is None:
+        return False
+    upcoming = seen.actions.get(following) or {}
+    if upcoming.get("type") != "pass" or str(upcoming.get("entity")) != str(here.get("next")):
+        return False
+    return not line_differences(seen.site[following], seen.line)
+
+
+def _rulebook_cut(seen: Seen) -> bool:
+    return load_title(seen.game.title).profile(seen.game.rules_profile).turn_steps != SITE_PROFILE
+
+
+def _behind_a_step_the_site_skips(seen: Seen) -> bool:
+    """A game cut as the rulebook cuts it: our corporation waits at its token or route step,
+    where the site's ended by itself (nothing to place, no route) and withheld, so only its
+    share price differs (and who acts next and the round, where the site's turn and round then
+    ended too), up to the next action, which is the site's next entity's."""
+    if not _rulebook_cut(seen):
+        return False
+    round_ = seen.ours.get("round") or {}
+    corporation = round_.get("operating")
+    if not corporation or round_.get("step") not in _WAITING_HERE:
+        return False
+    here = seen.site[seen.action_id]
+    # Where the site's turn then ended too (nothing to buy), and the round with it, who acts
+    # next and the round differ as well: nothing else may.
+    moved_on = _WHERE_THE_SITE_MOVED_ON if str(here.get("next")) != corporation else set()
+    if any(
+        not d.startswith(f"{corporation} price:") and d.split(":", 1)[0] not in moved_on
+        for d in seen.found
+    ):
+        return False
+    following = seen.following.get(seen.action_id)
+    upcoming = seen.actions.get(following) if following is not None else None
+    acting = {corporation, str(here.get("next"))}
+    return upcoming is not None and str(upcoming.get("entity")) in acting
+
+
+_WAITING_HERE = {"token", "routes"}
+_WHERE_THE_SITE_MOVED_ON = {"next to act", "round", "turn", "round number"}
 _BEFORE_ROUTES = {"track", "token"}
 
 
@@ -106,6 +156,29 @@ ALLOWANCES: tuple[Allowance, ...] = (
             "corporation's pass"
         ),
         explains=_past_the_port_tile_offer,
+    ),
+    Allowance(
+        name="past a step of the site's cut of the turn (a rulebook game)",
+        why=(
+            "docs/rules-notes.md, 'Rules profiles': `turn_steps` changes no rule, only where "
+            "the game waits for a pass; a game played under the rulebook's cut leaves a step "
+            "by itself where the site's cut (a train step that may still buy, a private step "
+            "at the turn's end) waits for the pass the export gives it, so after that action "
+            "we already are in the state the site reaches with the pass"
+        ),
+        explains=_ahead_of_the_sites_cut_of_the_turn,
+    ),
+    Allowance(
+        name="behind a step the site skips (a rulebook game)",
+        why=(
+            "docs/rules-notes.md, 'Rules profiles': under the rulebook our token step waits "
+            "where no token can be placed and our route step where no route can be run "
+            "(`token_step_skipped_when_no_token_can_be_placed` and "
+            "`route_step_skipped_when_no_route` off); the site's steps end by themselves and "
+            "the corporation withholds there, so only its share price differs until its next "
+            "action, before which the importer leaves our step"
+        ),
+        explains=_behind_a_step_the_site_skips,
     ),
     Allowance(
         name="withheld before the blocking buy-a-private step",
