@@ -52,6 +52,8 @@ def test_a_beginner_game_under_the_site_profile() -> None:
     assert not {"ability_MF", "ability_DR"} & found
     switches = {key for key in found if key.startswith("switch_")}
     assert switches <= {f"switch_{s}" for s in SWITCHES}
+    # Its set-up is the site's: the deal and the extra tiles, which the rulebook's differ from.
+    assert {"switch_beginner_deal_as_site", "switch_beginner_tiles_as_site"} <= switches
 
 
 def test_the_table_counts_each_row_over_the_games() -> None:

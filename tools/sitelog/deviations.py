@@ -77,15 +77,17 @@ def deviations_used(batches: Sequence[Move]) -> list[Deviation]:
     return sorted((Deviation(s, i, count[s]) for s, i in first.items()), key=lambda d: d.first_move)
 
 
-def _changes_the_set_up(batch: Move) -> list[str]:
+def _changes_the_set_up(batch: Move, turned_off: bool = False) -> list[str]:
     """The switches the game's profile leaves off that would have set the game up otherwise
-    (the beginner game's deal): the site reads the log otherwise from its first action."""
+    (the beginner game's deal, its tiles): the site reads the log otherwise from its first
+    action. `turned_off`: instead, those it turns on whose absence would have."""
     created = batch.command
     assert isinstance(created, cmd.CreateGame)
     state = fold(batch.events)
     changed = []
-    for switch in switches_off(state):
-        trial = dataclasses.replace(created, rules_profile=f"{created.rules_profile}+{switch}")
+    sign, switches = ("-", switches_on(state)) if turned_off else ("+", switches_off(state))
+    for switch in switches:
+        trial = dataclasses.replace(created, rules_profile=f"{created.rules_profile}{sign}{switch}")
         theirs = fold(decide(GameState(), trial))
         if dataclasses.replace(theirs, rules_profile=state.rules_profile) != state:
             changed.append(switch)
@@ -96,14 +98,17 @@ def switches_exercised(batches: Sequence[Move]) -> set[str]:
     """The site's switches whose point came up in the game, whatever its profile: a switch the
     profile leaves off, where turning it on would have changed the game's course (as
     `deviations_used` finds); one the profile turns on, where turning it off would have. The
-    set-up is left out: the beginner game's switches show at its later moves."""
+    set-up counts too: the beginner game's deal and tiles are set there."""
     states = [GameState()]
     for batch in batches:
         states.append(fold(batch.events, states[-1]))
     exercised: set[str] = set()
     for index, batch in enumerate(batches):
         before = states[index]
-        if isinstance(batch.command, (cmd.CreateGame, cmd.EndGame)) or not before.players:
+        if isinstance(batch.command, cmd.CreateGame):
+            exercised |= {*_changes_the_set_up(batch), *_changes_the_set_up(batch, True)}
+            continue
+        if isinstance(batch.command, cmd.EndGame) or not before.players:
             continue
         ahead = slice(index + 1, index + 1 + LOOKAHEAD)
         for switch in switches_off(before):
