@@ -17,10 +17,13 @@ from services.rules.domain.state import GameState, OperatingRound
 from tools.sitelog.deviations import Move, switches_exercised
 
 DIESEL = "D"
-#: Privates whose ability is a tile they lay, an exchange, or a hex they keep untiled.
+#: The privates' abilities (rulebook 15): a tile they lay, an exchange, a hex they keep
+#: untiled until a corporation owns them or they close, terrain a corporation owning them lays
+#: on for free. The Pilgrimage Railway (SIR) has none; the UTF's is its own row.
 LAYS = ("MF", "ER")
 EXCHANGES = ("DR",)
-BLOCKERS = ("TR", "SMR", "SIR")
+BLOCKERS = ("TR",)
+FREE_TERRAIN = ("SMR",)
 #: The private whose revenue grows in phase 5 while a player keeps it (rulebook 15).
 FERRY, FERRY_PHASE = "UTF", "5"
 PLAYER_COUNTS = range(2, 7)
@@ -33,6 +36,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     *((f"ability_{c}", f"{c}'s ability: its tile laid") for c in LAYS),
     *((f"ability_{c}", f"{c}'s ability: exchanged for a share") for c in EXCHANGES),
     *((f"ability_{c}", f"{c}'s ability: its hex tiled once open") for c in BLOCKERS),
+    *((f"ability_{c}", f"{c}'s ability: terrain laid on without its cost") for c in FREE_TERRAIN),
     *((f"switch_{s}", f"profile switch {s}") for s in SWITCHES),
     ("emergency_sale", "an emergency train buy with share sales"),
     *((f"bankrupt_{n}p", f"a bankruptcy with {n} players") for n in PLAYER_COUNTS),
@@ -83,8 +87,19 @@ def _event_areas(state: GameState, event: ev.Event) -> set[str]:
         return {"utf_phase_5"} if kept else set()
     if isinstance(event, ev.TileLaid):
         blocker = state.title_model.hexes[event.hex].private
-        return {f"ability_{blocker}"} if blocker in BLOCKERS else set()
+        areas = {f"ability_{blocker}"} if blocker in BLOCKERS else set()
+        return areas | _free_terrain(state, event)
     return set()
+
+
+def _free_terrain(state: GameState, event: ev.TileLaid) -> set[str]:
+    """A corporation's lay on terrain that its private lets it lay on for nothing."""
+    if not event.corporation or event.cost or event.ability:
+        return set()
+    assert state.board is not None
+    printed = state.board.content(event.hex)[0]
+    owned = state.corporation(event.corporation).privates
+    return {f"ability_{c}" for c in FREE_TERRAIN if c in owned and printed.cost}
 
 
 def _offboard(title: Title, hex_id: str) -> bool:
