@@ -13,6 +13,7 @@ import pytest
 from kernel.rejection import Rejected
 from services.rules.domain.commands import ExchangePrivate, LayPrivateTile
 from services.rules.domain.decide import decide, legal_actions
+from services.rules.domain.game_end import net_worth, private_value
 from services.rules.domain.legal import ExchangeOption, LayTileOption, PrivateTileOption
 from services.rules.domain.operating_round import private_revenue
 from services.rules.domain.state import GameState
@@ -117,3 +118,17 @@ def test_a_players_ehime_railroad_blocks_ohzu_only_outside_the_beginner_game(
     assert "ER" in state.privates_owned
     hexes = {o.hex for o in legal_actions(state) if isinstance(o, LayTileOption)}
     assert ("C4" in hexes) is ohzu_open
+
+
+@pytest.mark.parametrize(("profile", "value"), [("18xx.games", 90), ("rulebook", 80)])
+def test_a_beginner_private_is_worth_what_it_is_dealt_for(profile: str, value: int) -> None:
+    """The site deals the Pilgrimage Railway for ¥90 in its beginner game and counts it so in
+    a net worth (`neuter_company` sets its value); the rulebook, at its face value ¥80."""
+    state = new_game(3, beginner=True, rules_profile=profile)
+    holder = next(p for p in state.players if "SIR" in p.privates)
+    assert (
+        net_worth(state, holder)
+        - holder.cash
+        - sum(private_value(state, c) for c in holder.privates if c != "SIR")
+        == value
+    )
