@@ -33,12 +33,12 @@ def beginner_batches(profile: str, seed: int = 7) -> list[Batch]:
     return batches
 
 
-def test_a_rulebook_beginner_game_names_the_sites_deal_at_the_first_action() -> None:
+def test_a_rulebook_beginner_game_names_the_sites_deal_at_the_set_up() -> None:
     document = export("beginner-rulebook", beginner_batches("rulebook"))
     found = {d["switch"]: d for d in document["rules_deviations"]}
     assert found["beginner_deal_as_site"] == {
         "switch": "beginner_deal_as_site",
-        "first_action": 1,
+        "first_action": 0,  # before the first action: the state the site sets up differs
         "moves": 1,
     }
     # shown where the first operating round pays the privates, not at the set-up
