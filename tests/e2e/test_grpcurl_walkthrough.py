@@ -59,6 +59,9 @@ VARYING = [
     (re.compile(r"\b[tpk]-[0-9a-f]{12}\b"), "<id>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     (re.compile(r"\b1[0-9]{12}\b"), "<ms>"),  # milliseconds since 1970 (2001 to 2286)
+    # -max-time ends a watch with DeadlineExceeded, worded by whichever side's deadline fires
+    # first: grpcurl's own context, or the server's answer to the grpc-timeout it was sent.
+    (re.compile(r"Message: (context deadline exceeded|Deadline Exceeded)"), "Message: <deadline>"),
 ]
 
 
