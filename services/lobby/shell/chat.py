@@ -248,13 +248,12 @@ class ChatFeed:
                     await self._redis.xread({key: last}, block=BLOCK_MS, count=READ_CHUNK),
                 )
             except RedisError as error:
+                _raise_if_cancelled()  # redis-py may turn a cancellation into a RedisError
                 log.warning("chat feed of %s: %s", table_id, error)
                 last = ""
                 await asyncio.sleep(FEED_RETRY_SECONDS)
                 continue
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():  # redis-py may swallow a cancellation
-                raise asyncio.CancelledError
+            _raise_if_cancelled()  # or swallow it
             for _stream, entries in reply:
                 if entries:
                     last = entries[-1][0].decode()
@@ -263,6 +262,12 @@ class ChatFeed:
     def _wake(self, table_id: str) -> None:
         for wake in self._woken.get(table_id, ()):
             wake.set()
+
+
+def _raise_if_cancelled() -> None:
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 async def watch(
