@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.e2e.launch import start_system, stop_system
 
@@ -27,6 +27,11 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+# What a page shows follows the services' projections (table summaries, the legal actions),
+# which a loaded machine running three test workers on two cores may take seconds to bring:
+# assertions wait as long as the pages' own actions do.
+expect.set_options(timeout=30_000)
 
 
 @dataclass

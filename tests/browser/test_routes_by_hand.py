@@ -11,8 +11,9 @@ board-route-by-hand.png."""
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import grpc
 import pytest
@@ -138,6 +139,15 @@ SUPPLY = """() => Object.fromEntries([...document.querySelectorAll(
   '#tile-supply .tile-supply-item')].map((i) => [i.dataset.tile, Number(i.dataset.left)]))"""
 
 
+def supply_shown(page: Page, expected: dict[str, int], within: float = 5) -> dict[str, int]:
+    """The supply the page shows, once it is `expected` or `within` seconds have passed: the
+    board and the supply list are drawn one after the other."""
+    deadline = time.monotonic() + within
+    while (shown := page.evaluate(SUPPLY)) != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    return cast(dict[str, int], shown)
+
+
 def test_the_tile_picker_shows_the_legal_tiles_as_pictures_with_the_supply_left(
     web_system: WebSystem,
     page: Page,
@@ -201,7 +211,7 @@ def test_the_tile_picker_shows_the_legal_tiles_as_pictures_with_the_supply_left(
         f"[data-rotation='{wanted.rotation}']"
     )
     page.wait_for_selector(f"#board[data-version='{after.version}']")
-    assert page.evaluate(SUPPLY) == tiles_left(title, after)
+    assert supply_shown(page, tiles_left(title, after)) == tiles_left(title, after)
     assert tiles_left(title, after)[wanted.tile] == left[wanted.tile] - 1
 
 
