@@ -97,9 +97,9 @@ def _free_terrain(state: GameState, event: ev.TileLaid) -> set[str]:
     if not event.corporation or event.cost or event.ability:
         return set()
     assert state.board is not None
-    printed = state.board.content(event.hex)[0]
+    underneath = state.board.content(event.hex)[0]  # what the lay covers, with its terrain
     owned = state.corporation(event.corporation).privates
-    return {f"ability_{c}" for c in FREE_TERRAIN if c in owned and printed.cost}
+    return {f"ability_{c}" for c in FREE_TERRAIN if c in owned and underneath.cost}
 
 
 def _offboard(title: Title, hex_id: str) -> bool:

@@ -412,11 +412,10 @@ def _track_step_waits_after(state: GameState, event: ev.Event) -> Action | None:
         and round_.current == event.corporation
     ):
         return None
-    if state.privates_without_abilities:
-        return None  # no private's ability to wait for
     president = state.player(state.corporation(event.corporation).president)
     spent = state.used_abilities | state.closed_privates
-    if track_step_waits_for_pass(state.title_model, president.privates, spent):
+    stripped = state.privates_without_abilities
+    if track_step_waits_for_pass(state.title_model, president.privates, spent, stripped):
         return _corporation_pass(event.corporation)
     return None
 

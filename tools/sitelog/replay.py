@@ -152,14 +152,13 @@ class _Follower:
         )
 
     def _after_lay(self, corporation: str, view: dict[str, Any]) -> None:
-        if view.get("beginner_game") and self.beginner_without_abilities:
-            return
         president = _corporation(view, corporation).get("president") or 0
         held: list[str] = next(
             (p["privates"] for p in view["players"] if p["seat"] == president), []
         )
         spent = self.spent | set(view.get("closed_privates") or ())
-        if track_step_waits_for_pass(self.title, held, spent):
+        stripped = bool(view.get("beginner_game")) and self.beginner_without_abilities
+        if track_step_waits_for_pass(self.title, held, spent, stripped):
             self.pass_owed_by = corporation
 
     def _after_turn(self, corporation: str, view: dict[str, Any]) -> None:
@@ -226,10 +225,10 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     translator = Translator(game)
     reading = _Reading(table)
     title = load_title(game.title)
-    steps = turn_steps(title.profile(game.rules_profile))
+    profile = title.profile(game.rules_profile)
+    steps = turn_steps(profile)
     rulebook_cut = not steps.has(Step.PRIVATES)
     order = [spec.step for spec in steps.steps]
-    profile = title.profile(game.rules_profile)
     follower = _Follower(title, rulebook_cut, profile.beginner_privates_without_abilities)
     self_passes: list[int] = []
     for action in effective_actions(game.actions):

@@ -15,11 +15,17 @@ from services.rules.board.title import Owner, Title
 
 
 def track_step_waits_for_pass(
-    title: Title, president_holds: Iterable[str], spent: Container[str]
+    title: Title,
+    president_holds: Iterable[str],
+    spent: Container[str],
+    without_abilities: bool = False,
 ) -> bool:
     """Whether the site's track step waits for a pass after a lay: `president_holds` the
     privates of the operating corporation's president, `spent` those closed or whose one-time
-    ability is used."""
+    ability is used; `without_abilities`, a game whose privates have none (the site's beginner
+    game), never."""
+    if without_abilities:
+        return False
     abilities = title.lay_abilities
     return any(
         company in abilities and abilities[company].owner is Owner.PLAYER and company not in spent

@@ -253,7 +253,7 @@ class ChatFeed:
                 last = ""
                 await asyncio.sleep(FEED_RETRY_SECONDS)
                 continue
-            _raise_if_cancelled()  # or swallow it
+            _raise_if_cancelled()  # or swallow it and answer as if nothing had happened
             for _stream, entries in reply:
                 if entries:
                     last = entries[-1][0].decode()

@@ -480,11 +480,8 @@ def _buy_or_start(
 
 def _may_pass(state: GameState, stock_round: StockRound, seat: int) -> bool:
     """7.3: a player over a limit sells "until they reach the limit" before the turn ends (a
-    first sale within the turn does not end the duty), unless nothing can be sold at all."""
-    return (
-        not must_sell(state, stock_round, state.player(seat))
-        or next(_share_options(state, stock_round, seat), None) is None
-    )
+    first sale within the turn does not end the duty), while a sale that helps is possible."""
+    return not must_sell(state, stock_round, state.player(seat))
 
 
 def each_legal_action(state: GameState, stock_round: StockRound) -> Iterator[LegalAction]:

@@ -10,6 +10,7 @@ added), so the site's turn reads as the rulebook's with its changes named.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -97,14 +98,14 @@ class TurnSteps:
 
     def ending(self, step: Step, condition: EndsWhen) -> TurnSteps:
         """This list, but `step` also ends by itself when `condition` holds."""
-        steps = tuple(s.ending(condition) if s.step is step else s for s in self.steps)
-        return dataclasses.replace(self, steps=steps)
+        return self._changing(step, lambda spec: spec.ending(condition))
 
     def waiting(self, step: Step) -> TurnSteps:
         """This list, but `step` waits for a pass even where nothing else is possible."""
-        steps = tuple(
-            dataclasses.replace(s, waits_for_pass=True) if s.step is step else s for s in self.steps
-        )
+        return self._changing(step, lambda spec: dataclasses.replace(spec, waits_for_pass=True))
+
+    def _changing(self, step: Step, change: Callable[[StepSpec], StepSpec]) -> TurnSteps:
+        steps = tuple(change(s) if s.step is step else s for s in self.steps)
         return dataclasses.replace(self, steps=steps)
 
     def then(self, spec: StepSpec) -> TurnSteps:
