@@ -9,9 +9,13 @@ import pytest
 
 from services.rules.board.title import SITE_PROFILE
 from services.rules.domain.commands import RunRoutes
-from services.rules.domain.state import GameState
+from services.rules.domain.events import StockRoundEnded, StockRoundStarted
+from services.rules.domain.evolve import evolve
+from services.rules.domain.state import GameState, OperatingRound
+from services.rules.domain.view import state_document
 from tests.shared import site_game_files
 from tools.selfplay import random_game
+from tools.sitelog.compare import StateLog
 from tools.sitelog.export_format import load, parse
 from tools.sitelog.exporter import export
 from tools.sitelog.in_process import InProcessTable
@@ -90,10 +94,10 @@ def test_a_rulebook_game_whose_route_step_the_site_skipped_replays() -> None:
     """Under the rulebook a corporation with trains but no route runs nothing at its route step;
     the site skips that step, so the export has no run and the corporation's next logged action
     is a pass for a later step: the importer leaves our route step with an empty run first."""
-    batches, final = random_game(3, 2, "rulebook", ("heuristic",) * 3)
+    batches, final = random_game(3, 3, "rulebook", ("heuristic",) * 3)
     empty_runs = [b for b in batches if isinstance(b.command, RunRoutes) and not b.command.routes]
     assert empty_runs
-    exported = parse(export("rulebook-2", batches))
+    exported = parse(export("rulebook-3", batches))
     table = InProcessTable(exported)
     outcome = replay(exported, table)
     assert outcome.divergence is None, outcome.divergence
@@ -110,3 +114,35 @@ def test_leaving_a_skipped_route_step_may_pass_the_next_corporations_track_step(
     outcome = replay(exported, table)
     assert outcome.divergence is None, outcome.divergence
     assert by_name(table.state) == by_name(final)
+
+
+def test_a_sale_after_a_skipped_route_step_is_the_next_stock_rounds() -> None:
+    """The last corporation of an operating round runs nothing (no route) and the site skips
+    its route and train steps; the next logged action is a player's sale, in the stock round
+    after: not a president's emergency sale, which only a train step that must buy takes."""
+    bots = ("random", "random", "random", "heuristic", "random")
+    batches, final = random_game(5, 34, "rulebook", bots)
+    exported = parse(export("rulebook-34", batches))
+    table = InProcessTable(exported)
+    outcome = replay(exported, table)
+    assert outcome.divergence is None, outcome.divergence
+    assert by_name(table.state) == by_name(final)
+
+
+def test_the_sites_turn_counts_a_stock_round_that_every_player_passed_at_once() -> None:
+    """Two random players with nothing to do: a stock round starts and ends within one action,
+    so no state of ours shows it, yet the site's turn (the set of rounds) moves on."""
+    batches, _ = random_game(2, 121, "18xx.games", ("random", "random"))
+    log = StateLog(parse(export("selfplay-2p-121", batches)))
+    state, stock_round, unseen = GameState(), 0, 0
+    for index, batch in enumerate(batches):
+        for event in batch.events:
+            state = evolve(state, event)
+            if isinstance(event, StockRoundStarted):
+                stock_round = event.number
+        kinds = {type(event) for event in batch.events}
+        unseen += {StockRoundStarted, StockRoundEnded} <= kinds
+        line = log.state(index, state_document(state), [])
+        if isinstance(state.round, OperatingRound):
+            assert line["turn"] == stock_round, index
+    assert unseen  # the game has such a stock round

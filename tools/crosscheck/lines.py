@@ -51,6 +51,7 @@ class OurLines:
         self._site_id = {seat: str(p.id) for seat, p in enumerate(game.players, start=1)}
         self._privates: dict[str, list[str]] = {}
         self._last_buyer: str | None = None
+        self._auctioning = False  # a private auctioned among its bidders, before the action
         self._presidents: dict[str, str] = {}  # corporation -> its president, before an action
         self._bankrupt: set[str] = set()
 
@@ -83,9 +84,11 @@ class OurLines:
         the topmost private at once (`WaterfallAuction#placement_bid`), not an auction's
         winner nor a private taken for nothing."""
         privates = {player: list(p["companies"]) for player, p in line["players"].items()}
-        if (ours.get("round") or {}).get("type") != "private_auction":
+        round_ = ours.get("round") or {}
+        auctioning, self._auctioning = self._auctioning, bool(round_.get("closed_auction"))
+        if round_.get("type") != "private_auction":
             self._last_buyer = None
-        elif action is not None and action.get("type") == "bid":
+        elif action is not None and action.get("type") == "bid" and not auctioning:
             bidder = str(action.get("entity"))
             company = action.get("company")
             if (

@@ -56,11 +56,14 @@ end
 
 # The auction's step lists `bid` to every player in turn; a bid is possible only where one of
 # its privates' lowest bid is within what the player has not promised (its own min_bid and
-# max_bid, which validate a bid).
+# max_bid, which validate a bid): while a private is auctioned among its bidders, that one.
 def bid_possible?(step, entity)
   return true unless step.respond_to?(:companies) && step.respond_to?(:min_bid) && entity&.player?
 
-  step.companies.any? { |company| (low = step.min_bid(company)) && low <= step.max_bid(entity, company) }
+  auctioned = step.respond_to?(:auctioning, true) ? step.send(:auctioning) : nil
+  (auctioned ? [auctioned] : step.companies).any? do |company|
+    (low = step.min_bid(company)) && low <= step.max_bid(entity, company)
+  end
 end
 
 def state(game, players, action)

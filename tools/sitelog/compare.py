@@ -126,11 +126,19 @@ class StateLog:
         self.game = game
         self.turn = 1
         self.next: str | None = None
+        #: The operating round last seen: its number, and how many corporations had operated.
+        self.operating: tuple[int, int] | None = None
 
     def state(self, action_id: int, ours: dict[str, Any], acting: Sequence[int]) -> dict[str, Any]:
         round_ = ours.get("round") or {}
         if round_.get("type") == "stock_round":
             self.turn = int(round_["number"])
+        operating = None
+        if round_.get("type") == "operating_round":
+            operating = (int(round_["number"]), len(round_.get("operated") or ()))
+        if operating and operating[0] == 1 and self.operating and self.operating > operating:
+            self.turn += 1  # a new set, after a stock round that every player passed at once
+        self.operating = operating
         line = site_state(self.game, action_id, ours, acting, self.turn)
         if line["finished"] and line["next"] is None:
             line["next"] = self.next  # the site's game stops with its entity to act as it was

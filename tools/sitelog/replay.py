@@ -204,6 +204,12 @@ def _step_the_site_skipped(action: Action, view: dict[str, Any], order: Sequence
             return operating if step == Step.ROUTES.value else ""
         target = _STEP_OF.get(action["type"])
         return operating if target and order.index(Step(step)) < order.index(target) else ""
+    if action["type"] == "sell_shares" and action.get("entity_type") == "player":
+        # A president's emergency sale belongs to a train step that must buy (a corporation
+        # without trains); any other sale, to the stock round after this turn.
+        before_trains = order.index(Step(step)) < order.index(Step.TRAINS)
+        not_forced = step == Step.TRAINS.value and bool(_corporation(view, operating)["trains"])
+        return operating if before_trains or not_forced else ""
     other_corporation = action.get("entity_type") == "corporation"
     stock_action = action.get("entity_type") == "player" and action["type"] in _STOCK_ACTIONS
     return operating if other_corporation or stock_action else ""
