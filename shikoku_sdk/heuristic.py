@@ -3,15 +3,18 @@
 `decide(document, actions, facts, rng, best_routes)` is a pure function of the state document
 (GetState's `state` as plain values), the acting seat's legal actions, the title's data
 (`TitleFacts.from_title(client.title())`), a seeded generator and a best-routes function; it
-returns one Command. In the auction it buys privates near face value while it keeps cash to
-start a corporation; in stock rounds it starts the corporation it can float (par by its cash),
-buys to float and to hold the presidency, then shares of corporations that run trains, and sells
-only when it must or, at the certificate limit, to make room to float its own; in operating
-rounds it lays the tiles that raise its cities' revenue near its stations, places tokens it can
-spare the cash for, runs the best routes, pays out unless the cash is needed for a train, buys
-trains to keep running and push the phase, saves for its Diesel from phase 5 on and buys it by
-exchange when it can, sells its privates to its corporations in phases 3-4, exchanges the DR for
-an IR share, and never declares bankruptcy while anything else is allowed.
+returns one Command. In the auction it buys the topmost private or bids on another, whichever
+leaves more of the private's worth to it (face value and a round of revenue, by its taste) over
+the price, while it keeps cash to start a corporation; in stock rounds it starts the
+corporation it can float (par by its cash), buys to float and to hold the presidency, then
+shares of corporations that run trains, and sells only when it must or, at the certificate
+limit, to make room to float its own; in operating rounds it lays the tiles that raise its
+cities' revenue near its stations, places tokens it can spare the cash for, runs the best
+routes, pays out unless the cash is needed for a train, buys trains to keep running and push
+the phase, saves for its Diesel from phase 5 on and buys it by exchange when it can, sells its
+privates (but the UTF) to its corporations in phases 3-4, lays the MF's port tile only near a
+station of its corporation, exchanges the DR for an IR share, and never declares bankruptcy
+while anything else is allowed.
 
     with Client(address) as client:
         table = seat_table(client, 4)
@@ -35,6 +38,9 @@ from shikoku_sdk.seat_player import Answered, SeatPlayer
 
 # Corporations by how good their home is to start (1889 wisdom: Takamatsu and Kouchi first).
 START_PREFERENCE = ("KO", "TR", "AR", "IR", "SR", "UR", "KU")
+# Privates a player keeps rather than sell to a corporation: the UTF survives phase 5 in a
+# player's hands and earns ¥50 a round from then on (rulebook 15).
+KEPT_PRIVATES = ("UTF",)
 # Rulebook 8.5.3: a D bought giving back a 4, 5 or 6 costs this instead of its list price.
 DIESEL = "D"
 DIESEL_EXCHANGE_PRICE = 800
@@ -47,6 +53,11 @@ BUDGET_SPREAD = 0.25  # the private budget varies by up to this share either way
 START_SPREAD = 2.5  # places in START_PREFERENCE a corporation may move
 SHARE_SPREAD = 0.15  # of a share's score
 LAY_SPREAD = 6.0  # of a tile lay's score (a city's revenue gain counts double)
+# The MF's port tile goes down only this near a station of the corporation operating.
+PORT_REACH = 2
+WORTH_SPREAD = 0.2
+SAVING_SPREAD = 0.0
+PAYOUT_GAMBLE = 0.0  # of a private's worth, for the auction
 Scored = tuple[float, int]
 
 
@@ -106,28 +117,32 @@ def _minimal(action: game_pb2.LegalAction) -> Choices:
 
 
 def _private_worth(view: View, company: str) -> int:
+    """What a private is worth to a player: its face value and a round of its revenue."""
     return view.facts.private_values.get(company, 0) + view.facts.private_revenues.get(company, 0)
 
 
 def _auction(view: View, actions: list[game_pb2.LegalAction], rng: random.Random) -> Decision:
+    """Buys the topmost private, or bids on the one below it that leaves the most of its worth
+    (by the player's taste) over the lowest bid, whichever leaves more; within the budget."""
     spent = sum(view.facts.private_values.get(p, 0) for p in view.player().get("privates", []))
     share = PRIVATE_BUDGET * (1 + rng.uniform(-BUDGET_SPREAD, BUDGET_SPREAD))
     budget = int((view.cash + spent) * share) - spent
+
+    def margin(company: str, price: int) -> float:
+        worth = _private_worth(view, company) * (1 + rng.uniform(-WORTH_SPREAD, WORTH_SPREAD))
+        return worth - price if price <= budget else -1.0
+
+    choices: list[tuple[float, int, Decision]] = []
     for action in _of(actions, "buy_private"):
-        if action.buy_private.price <= min(
-            budget, _private_worth(view, action.buy_private.company)
-        ):
-            return action, Choices()
-    bids = [
-        a
-        for a in _of(actions, "place_bid")
-        if a.place_bid.min_price <= min(budget, _private_worth(view, a.place_bid.company))
-    ]
-    if bids:
-        best = max(
-            bids, key=lambda a: _private_worth(view, a.place_bid.company) - a.place_bid.min_price
-        )
-        return best, Choices(price=best.place_bid.min_price)
+        bought = action.buy_private
+        choices.append((margin(bought.company, bought.price), 1, (action, Choices())))
+    for action in _of(actions, "place_bid"):
+        bid = action.place_bid
+        decision = (action, Choices(price=bid.min_price))
+        choices.append((margin(bid.company, bid.min_price), 0, decision))
+    best = max(choices, key=lambda c: (c[0], c[1]), default=None)
+    if best is not None and best[0] >= 0:
+        return best[2]
     return _fallback(actions)
 
 
@@ -407,7 +422,7 @@ def _private_sale(
     reserve = _train_reserve(view, corporation)
     for action in _of(actions, "corporation_buy_private"):
         option = action.corporation_buy_private
-        if option.owner_seat != view.seat:
+        if option.owner_seat != view.seat or option.company in KEPT_PRIVATES:
             continue
         price = option.max_price
         if price >= option.min_price and cash - price >= max(reserve, 100):
@@ -450,6 +465,8 @@ def _best_lay(
         gain = view.facts.tile_revenue.get(lay.tile, 0) - _hex_revenue(view, lay.hex)
         centre = lay.hex in view.facts.centre_hexes
         near = min((_distance(lay.hex, s) for s in stations), default=4)
+        if lay.company == "MF" and near > PORT_REACH:
+            continue  # the port is kept for a corporation of ours that it will serve
         score = 2.0 * max(gain, 0) + (15 if centre else 0) - 3 * near - lay.cost / 10
         if lay.hex in stations:
             score += 20
