@@ -17,11 +17,14 @@ from typing import Any
 
 import pytest
 
-from tools.crosscheck import coverage, recording
+from kernel.rejection import Rejected
+from services.rules.domain.decide import decide
+from services.rules.domain.evolve import fold
+from tools.crosscheck import coverage, probes, recording
 from tools.crosscheck.allowances import seats_in_play_order
 from tools.crosscheck.states import check_states
 from tools.sitelog.export_format import END_REASONS, parse
-from tools.sitelog.exporter import export
+from tools.sitelog.exporter import Batch, export
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay
 
@@ -58,27 +61,35 @@ def test_every_game_under_the_sites_profile_is_accepted_raw_with_equal_states() 
     assert [g.plan.name for g in site_profile if g.first_disagreement is not None] == []
 
 
-#: Rows no recorded game reaches yet (issue 27 asks for every row: the bots do not yet seek
-#: them out). A row reached leaves this list, so that the set never covers less.
-NOT_YET_REACHED = {
-    # The harness counts it once, from the game's own moves; replayed from its export it is not
-    # seen (the switch's check replays the imported moves, seats renumbered): to look into.
-    "switch_beginner_privates_without_abilities",
-    "switch_port_tile_at_track_step_or_turn_start",
-    "switch_upgrade_must_use_new_track_or_change_city",
-}
-
-
 def test_the_recorded_set_exercises_the_rows_of_the_coverage_table() -> None:
     covered = coverage.table(_exercised(game) for game in GAMES)
-    assert {key for key, _, count in covered if count == 0} == NOT_YET_REACHED
+    assert [key for key, _, count in covered if count == 0] == []
 
 
 def _exercised(game: recording.Recorded) -> set[str]:
+    tried = {f"switch_{probe.switch}" for probe in game.probes if probe.refused}
+    return coverage.exercised(_replayed(game)) | tried
+
+
+def _replayed(game: recording.Recorded) -> list[Batch]:
     exported = parse(json.loads(game.played.export_text))
     table = InProcessTable(exported)
     replay(exported, table)
-    return coverage.exercised(table.batches)
+    return table.batches
+
+
+@pytest.mark.parametrize("game", GAMES, ids=name)
+def test_the_probes_are_where_the_game_meets_the_switches_and_the_site_refused_them(
+    game: recording.Recorded,
+) -> None:
+    batches = _replayed(game)
+    found = probes.find(batches)
+    assert [(p.switch, p.move) for p in found] == [(p.switch, p.move) for p in game.probes]
+    for probe in found:  # refused by ours under the game's profile, taken without the switch
+        with pytest.raises(Rejected):
+            decide(fold(e for b in batches[: probe.move] for e in b.events), probe.command)
+        assert probes.probe_batches(batches, probe) is not None
+    assert [p.switch for p in game.probes if not p.refused] == []
 
 
 @pytest.mark.parametrize("game", GAMES, ids=name)

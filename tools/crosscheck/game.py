@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.crosscheck import probes
 from tools.crosscheck.coverage import exercised
 from tools.crosscheck.site_engine import SiteEngine, SiteRun
 from tools.crosscheck.states import check_states
 from tools.selfplay import play
 from tools.sitelog.export_format import Action, parse
+from tools.sitelog.exporter import Batch, export
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,39 @@ class Disagreement:
     detail: str
 
 
+@dataclass(frozen=True, slots=True)
+class ProbeRun:
+    """What the site's engine made of one probe (tools/crosscheck/probes.py): `refused` when
+    it refused the probe's move, as ours does, and not an action before it."""
+
+    switch: str
+    move: int
+    site: SiteRun
+    probe_actions: tuple[int, ...]  # the ids of the probe move's actions in its export
+
+    @property
+    def refused(self) -> bool:
+        return not self.site.accepted and self.site.refused_action in self.probe_actions
+
+    def as_document(self) -> dict[str, Any]:
+        return {
+            "switch": self.switch,
+            "move": self.move,
+            "probe_actions": list(self.probe_actions),
+            "refused": self.refused,
+            "site": self.site.as_document(),
+        }
+
+    @classmethod
+    def from_document(cls, raw: dict[str, Any]) -> ProbeRun:
+        return cls(
+            str(raw["switch"]),
+            int(raw["move"]),
+            SiteRun.from_document(raw["site"]),
+            tuple(int(i) for i in raw["probe_actions"]),
+        )
+
+
 @dataclass
 class GameReport:
     plan: Plan
@@ -62,6 +98,8 @@ class GameReport:
     deviations: list[dict[str, Any]] = field(default_factory=list)
     #: The rule areas the game exercised (tools/crosscheck/coverage.py ROWS' keys).
     coverage: set[str] = field(default_factory=set)
+    #: The site's switches tried where the game met them (tools/crosscheck/probes.py).
+    probes: list[ProbeRun] = field(default_factory=list)
 
     @property
     def explained_by(self) -> list[str]:
@@ -108,6 +146,7 @@ class GameReport:
             "deviations": self.deviations,
             "explained_by": self.explained_by,
             "coverage": sorted(self.coverage),
+            "probes": [probe.as_document() for probe in self.probes],
             "disagreements": [
                 {"kind": d.kind, "action_id": d.action_id, "action": d.action, "detail": d.detail}
                 for d in self.disagreements
@@ -150,8 +189,42 @@ def crosscheck(plan: Plan, engine: SiteEngine) -> tuple[GameReport, Played]:
         site = engine.replay(export_path, states_path)
         played = Played(export_text, states_path.read_text())
     report = compare(plan, played, site)
-    report.coverage = exercised(game.moves)
+    report.probes = [
+        run
+        for probe in probes.find(game.moves)
+        if (run := try_probe(engine, game.document["id"], game.moves, probe)) is not None
+    ]
+    for run in report.probes:
+        if not run.refused:
+            report.disagreements.append(
+                Disagreement(
+                    f"probe not refused by the site: {run.switch}",
+                    run.site.refused_action,
+                    run.site.refused,
+                    f"move {run.move}: {run.site.exception or 'the site accepted it'}",
+                )
+            )
+    tried = {f"switch_{run.switch}" for run in report.probes if run.refused}
+    report.coverage = exercised(game.moves) | tried
     return report, played
+
+
+def try_probe(
+    engine: SiteEngine, game_id: str, moves: Sequence[Batch], probe: probes.Probe
+) -> ProbeRun | None:
+    """The probe's export replayed on the site's engine; None when the game's moves before it
+    do not play the same way without its switch (no probe there)."""
+    batches = probes.probe_batches(moves, probe)
+    if batches is None:
+        return None
+    document = export(f"{game_id}-probe-{probe.switch}", batches)
+    before = len(export(game_id, batches[:-1])["actions"])
+    ids = tuple(int(action["id"]) for action in document["actions"][before:])
+    with tempfile.TemporaryDirectory(prefix="crosscheck-probe-") as scratch:
+        export_path = Path(scratch) / "probe.export.json"
+        export_path.write_text(json.dumps(document) + "\n")
+        site = engine.replay(export_path, Path(scratch) / "probe.site.jsonl")
+    return ProbeRun(probe.switch, probe.move, site, ids)
 
 
 def compare(plan: Plan, played: Played, site: SiteRun) -> GameReport:

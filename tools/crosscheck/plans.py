@@ -27,14 +27,18 @@ def plans(
     return chosen
 
 
-#: `--mix`'s seatings, in turn: heuristic players only; one heuristic player (its seat moving)
-#: among random ones; heuristic and random seats alternating; random players only.
-SEATINGS = ("heuristic", "one heuristic", "alternating", "random")
+#: `--mix`'s seatings, in turn: heuristic players only (twice as often: their games are the
+#: long ones, where Diesels run, the UTF is kept into phase 5 and forced train purchases come
+#: at the Diesel's rusting); one heuristic player (its seat moving) among random ones;
+#: heuristic and random seats alternating; random players only. Two players are random
+#: players but in the "one heuristic" seating: alternating would be that seating again, and a
+#: bankruptcy with two players comes about only between random players.
+SEATINGS = ("heuristic", "one heuristic", "heuristic", "alternating", "random")
 PROFILES = ("18xx.games", "rulebook")
 
 
 def mixed_plans(games: int, players: tuple[int, int], first_seed: int) -> list[Plan]:
-    """Game i of a run that reaches the whole rulebook: the player counts in turn, the four
+    """Game i of a run that reaches the whole rulebook: the player counts in turn, the
     seatings of SEATINGS each for a run of five games, every fourth game under the rulebook
     (the others under the site's profile) and every seventh the beginner game; the cycles'
     lengths are coprime with the player counts', so each count meets every combination."""
@@ -52,6 +56,8 @@ def mixed_plans(games: int, players: tuple[int, int], first_seed: int) -> list[P
 def _seated(seating: str, count: int, i: int) -> tuple[str, ...]:
     if seating == "one heuristic":
         return tuple("heuristic" if seat == i % count else "random" for seat in range(count))
+    if count == 2:
+        return ("random",) * count
     if seating == "alternating":
         return tuple("heuristic" if seat % 2 == 0 else "random" for seat in range(count))
     return (seating,) * count

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.crosscheck.game import GameReport, Plan, Played
+from tools.crosscheck.game import GameReport, Plan, Played, ProbeRun
 from tools.crosscheck.plans import mixed_plans
 from tools.crosscheck.site_engine import SiteRun
 
@@ -39,6 +39,7 @@ class Recorded:
     site: SiteRun
     first_disagreement: int | None
     disagreements: tuple[str, ...]  # their kinds, as the harness counted them
+    probes: tuple[ProbeRun, ...] = ()  # the site's switches tried where the game met them
 
 
 def write_game(folder: Path, plan: Plan, played: Played) -> None:
@@ -68,6 +69,7 @@ def write_manifest(folder: Path, games: list[GameReport], engine: str) -> None:
                     "first_disagreement": game.first_disagreement,
                     "disagreements": [d.kind for d in game.disagreements],
                 },
+                "probes": [probe.as_document() for probe in game.probes],
             }
             for game in games
         ],
@@ -99,6 +101,7 @@ def read(folder: Path) -> list[Recorded]:
                 SiteRun.from_document(entry["site"]),
                 None if first is None else int(first),
                 tuple(ours["disagreements"]),
+                tuple(ProbeRun.from_document(raw) for raw in entry.get("probes", ())),
             )
         )
     return recorded

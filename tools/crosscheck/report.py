@@ -21,6 +21,8 @@ def totals(games: Sequence[GameReport]) -> dict[str, int]:
         "states_equal_whole_game": sum(g.states_equal and g.site.accepted for g in games),
         "relied_on_departures": sum(bool(g.deviations) for g in games),
         "unexplained": sum(bool(g.disagreements and not g.explained_by) for g in games),
+        "probes": sum(len(g.probes) for g in games),
+        "probes_refused": sum(p.refused for g in games for p in g.probes),
     }
 
 
@@ -51,6 +53,8 @@ def as_text(games: Sequence[GameReport], settings: dict[str, Any]) -> str:
         f"  same final result  {figures['same_result']:>4}/{n}  (net worths and end reason)",
         f"  states equal       {figures['states_equal']:>4}/{n}  (after every action the site "
         f"took; {figures['states_equal_whole_game']} of them whole games)",
+        f"  probes refused     {figures['probes_refused']:>4}/{figures['probes']}  (a switch's "
+        "move tried on the site where a game met it, tools/crosscheck/probes.py)",
     ]
     allowed = Counter[str]()
     for game in games:
