@@ -5,6 +5,7 @@ one game. Anything not explained here is a disagreement."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,11 +40,17 @@ class Allowance:
 def _ahead_of_a_waiting_step(seen: Seen) -> bool:
     """The site, after this action, offers the entity that must act nothing but a pass (its
     own engine says so: the state's `offers`, site_states.rb), and our state already is the
-    site's after that pass, in every field."""
-    following = seen.following.get(seen.action_id)
-    if following is None or seen.site[seen.action_id].get("offers") != ["pass"]:
-        return False
-    return not line_differences(seen.site[following], seen.line)
+    site's after that pass, in every field; or after the passes of such entities in a row
+    (bidders who cannot outbid, each asked in turn)."""
+    at = seen.action_id
+    while seen.site[at].get("offers") == ["pass"]:
+        following = seen.following.get(at)
+        if following is None or (seen.actions.get(following) or {}).get("type") != "pass":
+            return False
+        if not line_differences(seen.site[following], seen.line):
+            return True
+        at = following
+    return False
 
 
 def _past_the_port_tile_offer(seen: Seen) -> bool:
@@ -101,17 +108,43 @@ def _behind_a_step_the_site_skips(seen: Seen) -> bool:
         return False
     here = seen.site[seen.action_id]
     # Where the site's turn then ended too (nothing to buy), and the round with it, who acts
-    # next and the round differ as well: nothing else may.
+    # next and the round differ as well: nothing else may, but for the privates' revenue
+    # where the site's next operating round has begun.
     moved_on = _WHERE_THE_SITE_MOVED_ON if str(here.get("next")) != corporation else set()
-    if any(
-        not d.startswith(f"{corporation} price:") and d.split(":", 1)[0] not in moved_on
+    rest = [
+        d
         for d in seen.found
-    ):
+        if not d.startswith(f"{corporation} price:") and d.split(":", 1)[0] not in moved_on
+    ]
+    next_round = any(d.startswith("round number:") for d in seen.found)
+    if rest and not (next_round and _privates_revenue_paid(rest)):
         return False
     following = seen.following.get(seen.action_id)
     upcoming = seen.actions.get(following) if following is not None else None
     acting = {corporation, str(here.get("next"))}
     return upcoming is not None and str(upcoming.get("entity")) in acting
+
+
+_CASH = re.compile(r"^(bank|player \S+ cash|[A-Z]{2,3} cash): site (-?\d+), ours (-?\d+)$")
+
+
+def _privates_revenue_paid(found: list[str]) -> bool:
+    """Whether the differences are only cash the bank paid out to holders (the privates'
+    revenue at the start of an operating round): each holder has more at the site, the bank
+    as much less."""
+    paid, bank = 0, None
+    for difference in found:
+        matched = _CASH.match(difference)
+        if matched is None:
+            return False
+        what, site, ours = matched.group(1), int(matched.group(2)), int(matched.group(3))
+        if what == "bank":
+            bank = site - ours
+        elif site <= ours:
+            return False
+        else:
+            paid += site - ours
+    return bank is not None and bank == -paid
 
 
 _WAITING_HERE = {"token", "routes"}
