@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from services.rules.board.title import SITE_PROFILE
 from services.rules.domain.commands import RunRoutes
-from services.rules.domain.events import StockRoundEnded, StockRoundStarted
+from services.rules.domain.events import StepSkipped, StockRoundEnded, StockRoundStarted
 from services.rules.domain.evolve import evolve
 from services.rules.domain.state import GameState, OperatingRound
 from services.rules.domain.view import state_document
@@ -20,6 +21,7 @@ from tools.sitelog.export_format import load, parse
 from tools.sitelog.exporter import export
 from tools.sitelog.in_process import InProcessTable
 from tools.sitelog.replay import replay
+from tools.sitelog.site_graph import SiteGraph
 
 
 @pytest.mark.parametrize("path", site_game_files(), ids=lambda p: p.stem)
@@ -146,3 +148,29 @@ def test_the_sites_turn_counts_a_stock_round_that_every_player_passed_at_once() 
         if isinstance(state.round, OperatingRound):
             assert line["turn"] == stock_round, index
     assert unseen  # the game has such a stock round
+
+
+def test_the_export_passes_the_token_step_the_sites_stale_graph_keeps_open() -> None:
+    """SR's home token fills I2 at the start of an operating round, and no tile or token has
+    cleared the site's graph since KO's last turn: the site's token step still walks through
+    I2 to Kotohira's free city and waits for KO's pass, where ours found no token and went on
+    (tools/sitelog/site_graph.py). The export holds that pass, and imports back."""
+    batches, final = random_game(5, 119, SITE_PROFILE, ("heuristic", "random") * 2 + ("heuristic",))
+    graph, state, kept = SiteGraph(), GameState(), []
+    for batch in batches:
+        for index, event in enumerate(batch.events):
+            if index > 0 and isinstance(event, StepSkipped) and event.step == "token":
+                view = state_document(state)
+                if graph.token_step_waits(state.title_model, view, event.corporation):
+                    kept.append(event.corporation)
+            graph.observe(event.TYPE, {f.name: getattr(event, f.name) for f in fields(event)})
+            state = evolve(state, event)
+    assert kept == ["KO"]
+    document = export("selfplay-5p-119", batches)
+    passes = [a for a in document["actions"] if a["type"] == "pass" and a["entity"] == "KO"]
+    assert any(b["id"] == a["id"] + 1 for a in passes for b in passes)  # KO passes twice in a row
+    exported = parse(document)
+    table = InProcessTable(exported)
+    outcome = replay(exported, table)
+    assert outcome.divergence is None, outcome.divergence
+    assert by_name(table.state) == by_name(final)

@@ -44,8 +44,8 @@ def _ahead_of_a_waiting_step(seen: Seen) -> bool:
     (bidders who cannot outbid, each asked in turn)."""
     at = seen.action_id
     while seen.site[at].get("offers") == ["pass"]:
-        following = seen.following.get(at)
-        if following is None or (seen.actions.get(following) or {}).get("type") != "pass":
+        following = seen.following.get(at)  # a pass: nothing else was offered
+        if following is None:
             return False
         if not line_differences(seen.site[following], seen.line):
             return True

@@ -13,6 +13,7 @@ numbered again so that the site's ids stay consecutive.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,9 +30,11 @@ from services.rules.domain.route_pricing import can_run_routes, corporation_grap
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, Step
 from services.rules.domain.turn_steps import turn_steps
 from services.rules.domain.undo import Logged, effective
+from services.rules.domain.view import state_document
 from tools.sitelog.certificates import INITIAL_OFFERING, Certificates
 from tools.sitelog.deviations import deviations_used
 from tools.sitelog.export_format import copy_name, tile_copies
+from tools.sitelog.site_graph import SiteGraph
 from tools.sitelog.site_steps import private_step_waits, track_step_waits_for_pass
 
 Action = dict[str, Any]
@@ -120,6 +123,7 @@ def export(game_id: str, batches: Sequence[Batch], said: Sequence[Said] = ()) ->
     skipped_routes = False
     version = 0
     acted_by: list[tuple[int, int]] = []  # per batch: the game's version after it, actions so far
+    site_graph = SiteGraph()
     for batch in batches:
         first_ids.append(len(actions) + 1)
         swaps = [e for e in batch.events if isinstance(e, ev.PresidencyChanged)]
@@ -132,19 +136,23 @@ def export(game_id: str, batches: Sequence[Batch], said: Sequence[Said] = ()) ->
             extra = title.beginner_tiles(created.rules_profile) if created.beginner_game else {}
             copies.stock_tiles(title.counts, extra)
         else:
-            translated = _actions(batch.command, state, copies, swaps)
+            translated = _actions(batch.command, state, copies, swaps, site_graph)
             skipped_routes = isinstance(batch.command, cmd.RunRoutes) and not translated
             for action in translated:
                 actions.append({**action, "id": len(actions) + 1})
         for index, event in enumerate(batch.events):
             if index > 0 and (waited := _pass_the_site_waits_for(state, event)) is not None:
                 actions.append({**waited, "id": len(actions) + 1})
+            if index > 0 and _token_step_the_stale_graph_keeps(state, event, site_graph):
+                operating = state.round.current  # type: ignore[union-attr]
+                actions.append({**_corporation_pass(operating), "id": len(actions) + 1})
             if _ends_turn(state, event) and _site_offers_privates(state):
                 operating = state.round.current  # type: ignore[union-attr]
                 actions.append({**_corporation_pass(operating), "id": len(actions) + 1})
             if not (selling and event in swaps):
                 copies.observe(event)
             waited_after = _track_step_waits_after(state, event)
+            site_graph.observe(event.TYPE, _fields(event))
             state = evolve(state, event)
             if waited_after is not None:
                 actions.append({**waited_after, "id": len(actions) + 1})
@@ -254,7 +262,8 @@ def _actions(
     command: cmd.Command,
     state: GameState,
     copies: _Copies,
-    swaps: Sequence[ev.PresidencyChanged] = (),
+    swaps: Sequence[ev.PresidencyChanged],
+    site_graph: SiteGraph,
 ) -> list[Action]:
     match command:
         case cmd.EndGame():
@@ -266,7 +275,10 @@ def _actions(
         case cmd.PlaceBid(seat=seat, company=company, price=price):
             return [{"type": "bid", **_entity(state, seat), "company": company, "price": price}]
         case cmd.Pass(seat=seat):
-            if _token_step_without_tokens(state) or _train_step_without_trains(state):
+            without_tokens = _token_step_without_tokens(state) and not _stale_graph_keeps(
+                state, site_graph
+            )
+            if without_tokens or _train_step_without_trains(state):
                 return []  # the site skips a step where nothing can be placed or bought
             return [{"type": "pass", **_entity(state, seat)}]
         case cmd.StartCorporation(seat=seat, corporation=corporation, par=par):
@@ -362,6 +374,28 @@ def _token_step_without_tokens(state: GameState) -> bool:
         return False
     corporation = state.corporation(state.round.current)  # type: ignore[union-attr]
     return next(iter(on_the_board.tokens(state, corporation)), None) is None
+
+
+def _token_step_the_stale_graph_keeps(
+    state: GameState, event: ev.Event, site_graph: SiteGraph
+) -> bool:
+    """Our token step ended by itself (no token can be placed) where the site's stale graph
+    finds a city for one, so its step waits for a pass (tools/sitelog/site_graph.py)."""
+    skipped = isinstance(event, ev.StepSkipped) and event.step == Step.TOKEN
+    return (
+        skipped and _corporation_acts(state, Step.TOKEN) and _stale_graph_keeps(state, site_graph)
+    )
+
+
+def _stale_graph_keeps(state: GameState, site_graph: SiteGraph) -> bool:
+    operating = state.round.current  # type: ignore[union-attr]
+    if not site_graph.held.get(operating):
+        return False
+    return site_graph.token_step_waits(state.title_model, state_document(state), operating)
+
+
+def _fields(event: ev.Event) -> dict[str, Any]:
+    return {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
 
 
 def _corporation_acts(state: GameState, step: Step) -> bool:

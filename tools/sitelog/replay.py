@@ -22,6 +22,7 @@ from tools.sitelog.export_format import (
     logged_id,
     quiet_actions,
 )
+from tools.sitelog.site_graph import SiteGraph, can_place_token
 from tools.sitelog.site_steps import private_step_waits, track_step_waits_for_pass
 from tools.sitelog.translate import EndGame, Submit, Translator, Untranslatable
 
@@ -123,33 +124,52 @@ class _Follower:
     #: The game's profile strips the privates of their abilities in a beginner game.
     beginner_without_abilities: bool = False
     spent: set[str] = field(default_factory=set)
-    #: The corporation whose pass the site's log may hold next with no step of ours for it.
-    pass_owed_by: str = ""
+    #: The corporations whose passes the site's log may hold next, in order, with no step of
+    #: ours for them.
+    passes_owed: list[str] = field(default_factory=list)
+    site_graph: SiteGraph = field(default_factory=SiteGraph)
+    #: The log's last action of a finished game is being taken.
+    ending: bool = False
 
     def follow(self, caused: Sequence[Caused], view_after: Callable[[], dict[str, Any]]) -> None:
-        self.pass_owed_by = ""
+        self.passes_owed = []
         for kind, fields in caused:
             if kind == "TileLaid" and fields.get("ability"):
                 self.spent.add(str(fields["ability"]))
-        for kind, fields in caused[1:]:
+        ended = [i for i, (kind, _) in enumerate(caused) if kind == "OperatingTurnEnded"]
+        for index, (kind, fields) in enumerate(caused):
+            corporation = str(fields.get("corporation") or "")
+            if index == 0 and kind == "TileLaid" and not fields.get("ability") and corporation:
+                self._after_lay(corporation, view_after())
+            if self.rulebook_cut and ended and index == ended[-1]:
+                self._after_turn(corporation, view_after())
             # Our turn left the track step by itself where the site's still waits for a pass
-            # (the exporter writes it: `_pass_the_site_waits_for`).
-            if kind == "StepSkipped" and fields.get("step") == Step.TRACK.value:
-                self.pass_owed_by = str(fields["corporation"])
-        first_kind, first = caused[0] if caused else ("", {})
-        if first_kind == "TileLaid" and not first.get("ability") and first.get("corporation"):
-            self._after_lay(str(first["corporation"]), view_after())
-        ended = [f["corporation"] for kind, f in caused if kind == "OperatingTurnEnded"]
-        if ended and self.rulebook_cut:
-            self._after_turn(str(ended[-1]), view_after())
+            # (the exporter writes it: `_pass_the_site_waits_for`); or the token step, where
+            # the site's stale graph finds a city for a token (tools/sitelog/site_graph.py).
+            skipped = kind == "StepSkipped" and index > 0
+            if skipped and fields.get("step") == Step.TRACK.value:
+                self.passes_owed.append(corporation)
+            token_step = skipped and fields.get("step") == Step.TOKEN.value
+            if token_step and self.site_graph.token_step_waits(
+                self.title, view_after(), corporation
+            ):
+                self.passes_owed.append(corporation)
+            self.site_graph.observe(kind, fields)
 
     def owed(self, action: Action) -> bool:
-        owed, self.pass_owed_by = self.pass_owed_by, ""
-        return (
-            action["type"] == "pass"
+        """Whether `action` is the next pass owed (taken off the list); any other action
+        ends the list."""
+        is_owed = (
+            bool(self.passes_owed)
+            and action["type"] == "pass"
             and action.get("entity_type") == "corporation"
-            and action.get("entity") == owed
+            and action.get("entity") == self.passes_owed[0]
         )
+        if is_owed:
+            self.passes_owed.pop(0)
+        else:
+            self.passes_owed.clear()
+        return is_owed
 
     def _after_lay(self, corporation: str, view: dict[str, Any]) -> None:
         president = _corporation(view, corporation).get("president") or 0
@@ -159,14 +179,14 @@ class _Follower:
         spent = self.spent | set(view.get("closed_privates") or ())
         stripped = bool(view.get("beginner_game")) and self.beginner_without_abilities
         if track_step_waits_for_pass(self.title, held, spent, stripped):
-            self.pass_owed_by = corporation
+            self.passes_owed.append(corporation)
 
     def _after_turn(self, corporation: str, view: dict[str, Any]) -> None:
         closed = set(view.get("closed_privates") or ())
         held = [c for p in view["players"] for c in p["privates"] if c not in closed]
         cash = int(_corporation(view, corporation)["cash"])
         if private_step_waits(self.title, view["phase"], view["beginner_game"], cash, held):
-            self.pass_owed_by = corporation
+            self.passes_owed.append(corporation)
 
 
 def _corporation(view: dict[str, Any], corporation: str) -> dict[str, Any]:
@@ -188,7 +208,9 @@ _STEP_OF = {
 _STOCK_ACTIONS = {"par", "buy_shares", "pass"}
 
 
-def _step_the_site_skipped(action: Action, view: dict[str, Any], order: Sequence[Step]) -> str:
+def _step_the_site_skipped(
+    action: Action, view: dict[str, Any], order: Sequence[Step], title: Title
+) -> str:
     """In a game cut as the rulebook cuts it (our exports of rulebook games): the corporation
     whose current step the site skipped by itself, where ours waits for it, before `action`
     (the site's token step where no token can be placed, its route step without a route, its
@@ -200,7 +222,10 @@ def _step_the_site_skipped(action: Action, view: dict[str, Any], order: Sequence
     if not operating or step is None:
         return ""
     if action.get("entity") == operating:
-        if action["type"] == "pass":  # for a later step: the route step takes none
+        if action["type"] == "pass":  # for a later step: the route step takes none, nor a
+            # token step where no token can be placed (our export writes no pass there)
+            if step == Step.TOKEN.value and not can_place_token(title, view, operating):
+                return operating
             return operating if step == Step.ROUTES.value else ""
         target = _STEP_OF.get(action["type"])
         return operating if target and order.index(Step(step)) < order.index(target) else ""
@@ -237,7 +262,10 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     order = [spec.step for spec in steps.steps]
     follower = _Follower(title, rulebook_cut, profile.beginner_privates_without_abilities)
     self_passes: list[int] = []
-    for action in effective_actions(game.actions):
+    effective = effective_actions(game.actions)
+    for number, action in enumerate(effective, start=1):
+        if number == len(effective) and game.end_reason and rulebook_cut:
+            follower.ending = True
         if follower.owed(action):
             yield action
             continue
@@ -251,7 +279,7 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
         before = reading.view()
         translator.settle(before)
         owed = False
-        while rulebook_cut and (skipped := _step_the_site_skipped(action, before, order)):
+        while rulebook_cut and (skipped := _step_the_site_skipped(action, before, order, title)):
             seat = translator.acting_seat({"entity": skipped, "entity_type": "corporation"}, before)
             caused = reading.submit(seat, Submit(seat, _skip(before["round"]["step"])))
             # Leaving the step may pass the next corporation's track step by itself: the
@@ -270,7 +298,20 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
             caused = reading.submit(step.seat, step)
             self_passes[:] = _self_passes(before, caused)
             follower.follow(caused, reading.view)
+        if follower.ending:
+            _end_as_the_site(reading, translator)
         yield action
+
+
+def _end_as_the_site(reading: _Reading, translator: Translator) -> None:
+    """After the last action of a finished game cut as the rulebook cuts it: the route steps
+    the site skipped there (no route; our export writes no run), which ended the game."""
+    view = reading.view()
+    while not view.get("result") and (view.get("round") or {}).get("step") == Step.ROUTES.value:
+        operating = {"entity": view["round"]["operating"], "entity_type": "corporation"}
+        seat = translator.acting_seat(operating, view)
+        reading.submit(seat, Submit(seat, _skip(Step.ROUTES.value)))
+        view = reading.view()
 
 
 def replay(
