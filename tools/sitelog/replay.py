@@ -157,19 +157,14 @@ class _Follower:
             self.site_graph.observe(kind, fields)
 
     def owed(self, action: Action) -> bool:
-        """Whether `action` is the next pass owed (taken off the list); any other action
-        ends the list."""
-        is_owed = (
-            bool(self.passes_owed)
-            and action["type"] == "pass"
-            and action.get("entity_type") == "corporation"
-            and action.get("entity") == self.passes_owed[0]
-        )
-        if is_owed:
-            self.passes_owed.pop(0)
-        else:
-            self.passes_owed.clear()
-        return is_owed
+        """Whether `action` is one of the passes the log may hold next (taken off the list,
+        with those before it, which the log did not hold); any other action ends the list."""
+        by_corporation = action["type"] == "pass" and action.get("entity_type") == "corporation"
+        if by_corporation and action.get("entity") in self.passes_owed:
+            del self.passes_owed[: self.passes_owed.index(str(action["entity"])) + 1]
+            return True
+        self.passes_owed.clear()
+        return False
 
     def _after_lay(self, corporation: str, view: dict[str, Any]) -> None:
         president = _corporation(view, corporation).get("president") or 0
