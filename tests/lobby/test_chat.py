@@ -145,6 +145,7 @@ async def serving_lobby(redis_url: str) -> AsyncIterator[Lobby]:
             ):
                 yield Lobby(lobby_pb2_grpc.LobbyServiceStub(channel), client)
         finally:
+            await built.servicer.close()
             await rules_channel.close(None)
             await client.aclose()
 
@@ -423,3 +424,21 @@ async def test_a_retry_after_the_first_answer_was_lost_finds_the_message_said(
         again = await post(fresh, at, at.seats[0], "lost reply", request_id="r-lost")
         assert again == said
         assert await fresh.redis.hlen(f"table:{{{at.table_id}}}:chat:messages") == 1
+
+
+async def test_closing_the_feed_ends_its_readers_though_a_watch_is_still_open(
+    redis_url: str,
+) -> None:
+    """A lobby stopping while a WatchChat stream is still open (its handler not yet closed)
+    leaves no reader behind to reconnect to a Redis that is gone."""
+    client = redis.asyncio.Redis.from_url(redis_url)
+    feed = chat_shell.ChatFeed(client)
+    try:
+        with feed.woken("t-open") as wake:
+            await asyncio.wait_for(wake.wait(), 5)  # the reader is running
+            readers = [t for t in asyncio.all_tasks() if "ChatFeed._read" in repr(t.get_coro())]
+            assert readers
+            await feed.close()
+            assert all(reader.done() for reader in readers)
+    finally:
+        await client.aclose()

@@ -173,6 +173,7 @@ async def lobby(redis_url: str, rules_address: str) -> AsyncIterator[Lobby]:
         ):
             yield Lobby(lobby_pb2_grpc.LobbyServiceStub(channel), writes, rules)
     finally:
+        await servicer.close()
         await rules_channel.close(None)
         await client.aclose()
 

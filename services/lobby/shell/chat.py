@@ -234,7 +234,18 @@ class ChatFeed:
             self._woken[table_id].discard(wake)
             if not self._woken[table_id]:
                 del self._woken[table_id]
-                self._readers.pop(table_id).cancel()
+                reader = self._readers.pop(table_id, None)
+                if reader is not None:
+                    reader.cancel()
+
+    async def close(self) -> None:
+        """Ends every reader (the lobby stopping): a watch still open wakes no more."""
+        readers, self._readers = list(self._readers.values()), {}
+        for reader in readers:
+            reader.cancel()
+        for reader in readers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
 
     async def _read(self, table_id: str) -> None:
         key, last = log_key(table_id), ""

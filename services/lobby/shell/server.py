@@ -129,6 +129,11 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self._chat = ChatLog(redis)
         self._chat_feed = ChatFeed(redis)
 
+    async def close(self) -> None:
+        """Ends the feeds' readers (the lobby stopping)."""
+        await self._chat_feed.close()
+        await self._feed.close()
+
     async def _caller(self, context: Context, table_id: str = "") -> Caller:
         credential = bearer_token(context.invocation_metadata())
         return await identify(credential, self._tables, self._players, table_id)
@@ -808,6 +813,7 @@ async def main() -> None:
     async def stop() -> None:
         stopping.set()
         await keeping
+        await lobby.servicer.close()
         await channel.close(None)
         await redis.aclose()
 
