@@ -8,9 +8,9 @@ import random
 import signal
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import TypeVar, cast
 
 import grpc
 import pytest
@@ -23,6 +23,8 @@ from shikoku.v1 import game_pb2
 from shikoku_dev.redis_server import EmbeddedRedis, free_port
 from shikoku_dev.supervisor import ServiceProcess
 from shikoku_sdk.random_player import choose, command_for
+
+T = TypeVar("T")
 
 # The deployment's token: the rules service serves only callers that send it.
 TOKEN = "crash-tests"
@@ -83,7 +85,10 @@ class Player:
 
     def step(self) -> None:
         request = game_pb2.ListLegalActionsRequest(game_id=self.game_id)
-        actions = list(self.rules.ListLegalActions(request, timeout=5, metadata=INTERNAL).actions)
+        listed = self._retried(
+            lambda: self.rules.ListLegalActions(request, timeout=5, metadata=INTERNAL)
+        )
+        actions = list(listed.actions)
         assert actions, "the game has ended"
         action = choose(actions, self.rng)
         command = command_for(action, self.rng, lambda _corporation: [])  # no trains run yet
@@ -94,12 +99,15 @@ class Player:
         self.acknowledged.update({event.version: event.type for event in answer.events})
 
     def _submitted(self, submit: rules_pb2.SubmitRequest) -> game_pb2.SubmitCommandResponse:
-        """As a client does: UNAVAILABLE sent again with the same command id (applied once),
-        while `retrying` allows it (after Redis came back, a pooled connection may still be
-        the old one's)."""
+        """As a client does: UNAVAILABLE sent again with the same command id (applied once)."""
+        return self._retried(lambda: self.rules.Submit(submit, timeout=5, metadata=INTERNAL))
+
+    def _retried(self, call: Callable[[], T]) -> T:
+        """The call, made again on UNAVAILABLE while `retrying` allows it (after Redis came
+        back, a pooled connection may still be the old one's, for a read as for a write)."""
         for attempt in range(self.retrying + 1):
             try:
-                return self.rules.Submit(submit, timeout=5, metadata=INTERNAL)
+                return call()
             except grpc.RpcError as error:
                 if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == self.retrying:
                     raise
