@@ -55,9 +55,7 @@ SHARE_SPREAD = 0.15  # of a share's score
 LAY_SPREAD = 6.0  # of a tile lay's score (a city's revenue gain counts double)
 # The MF's port tile goes down only this near a station of the corporation operating.
 PORT_REACH = 2
-WORTH_SPREAD = 0.2
-SAVING_SPREAD = 0.0
-PAYOUT_GAMBLE = 0.0  # of a private's worth, for the auction
+WORTH_SPREAD = 0.2  # of a private's worth, for the auction
 Scored = tuple[float, int]
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import fields
+import functools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,11 +100,7 @@ def test_a_rulebook_game_whose_route_step_the_site_skipped_replays() -> None:
     batches, final = random_game(3, 3, "rulebook", ("heuristic",) * 3)
     empty_runs = [b for b in batches if isinstance(b.command, RunRoutes) and not b.command.routes]
     assert empty_runs
-    exported = parse(export("rulebook-3", batches))
-    table = InProcessTable(exported)
-    outcome = replay(exported, table)
-    assert outcome.divergence is None, outcome.divergence
-    assert by_name(table.state) == by_name(final)
+    assert_replays_to(export("rulebook-3", batches), final)
 
 
 def test_leaving_a_skipped_route_step_may_pass_the_next_corporations_track_step() -> None:
@@ -111,11 +108,7 @@ def test_leaving_a_skipped_route_step_may_pass_the_next_corporations_track_step(
     corporation, whose track step ours passes by itself where the site's waits: the logged pass
     that follows is that one, not a command of ours."""
     batches, final = random_game(4, 38, "rulebook", ("random",) * 4)
-    exported = parse(export("rulebook-38", batches))
-    table = InProcessTable(exported)
-    outcome = replay(exported, table)
-    assert outcome.divergence is None, outcome.divergence
-    assert by_name(table.state) == by_name(final)
+    assert_replays_to(export("rulebook-38", batches), final)
 
 
 def test_a_sale_after_a_skipped_route_step_is_the_next_stock_rounds() -> None:
@@ -124,11 +117,7 @@ def test_a_sale_after_a_skipped_route_step_is_the_next_stock_rounds() -> None:
     after: not a president's emergency sale, which only a train step that must buy takes."""
     bots = ("random", "random", "random", "heuristic", "random")
     batches, final = random_game(5, 34, "rulebook", bots)
-    exported = parse(export("rulebook-34", batches))
-    table = InProcessTable(exported)
-    outcome = replay(exported, table)
-    assert outcome.divergence is None, outcome.divergence
-    assert by_name(table.state) == by_name(final)
+    assert_replays_to(export("rulebook-34", batches), final)
 
 
 def test_the_sites_turn_counts_a_stock_round_that_every_player_passed_at_once() -> None:
@@ -160,20 +149,16 @@ def test_the_export_passes_the_token_step_the_sites_stale_graph_keeps_open() -> 
     for batch in batches:
         for index, event in enumerate(batch.events):
             if index > 0 and isinstance(event, StepSkipped) and event.step == "token":
-                view = state_document(state)
+                view = functools.partial(state_document, state)
                 if graph.token_step_waits(state.title_model, view, event.corporation):
                     kept.append(event.corporation)
-            graph.observe(event.TYPE, {f.name: getattr(event, f.name) for f in fields(event)})
+            graph.observe(event.TYPE, dataclasses.asdict(event))
             state = evolve(state, event)
     assert kept == ["KO"]
     document = export("selfplay-5p-119", batches)
     passes = [a for a in document["actions"] if a["type"] == "pass" and a["entity"] == "KO"]
     assert any(b["id"] == a["id"] + 1 for a in passes for b in passes)  # KO passes twice in a row
-    exported = parse(document)
-    table = InProcessTable(exported)
-    outcome = replay(exported, table)
-    assert outcome.divergence is None, outcome.divergence
-    assert by_name(table.state) == by_name(final)
+    assert_replays_to(document, final)
 
 
 def test_a_pass_the_site_may_ask_for_but_did_not_leaves_the_next_owed_one() -> None:
@@ -181,7 +166,12 @@ def test_a_pass_the_site_may_ask_for_but_did_not_leaves_the_next_owed_one() -> N
     train to buy, skipped); ours expects one more for that step, which the log does not hold,
     then AR's track-step pass, which it does: the second is still owed."""
     batches, final = random_game(6, 90, "rulebook", ("heuristic",) * 6)
-    exported = parse(export("rulebook-90", batches))
+    assert_replays_to(export("rulebook-90", batches), final)
+
+
+def assert_replays_to(document: dict[str, Any], final: GameState) -> None:
+    """The export replays to its end, to the game's final state (players by name)."""
+    exported = parse(document)
     table = InProcessTable(exported)
     outcome = replay(exported, table)
     assert outcome.divergence is None, outcome.divergence

@@ -143,16 +143,16 @@ def export(game_id: str, batches: Sequence[Batch], said: Sequence[Said] = ()) ->
         for index, event in enumerate(batch.events):
             if index > 0 and (waited := _pass_the_site_waits_for(state, event)) is not None:
                 actions.append({**waited, "id": len(actions) + 1})
-            if index > 0 and _token_step_the_stale_graph_keeps(state, event, site_graph):
-                operating = state.round.current  # type: ignore[union-attr]
-                actions.append({**_corporation_pass(operating), "id": len(actions) + 1})
-            if _ends_turn(state, event) and _site_offers_privates(state):
+            stale_graph_waits = index > 0 and _token_step_the_stale_graph_keeps(
+                state, event, site_graph
+            )
+            if stale_graph_waits or (_ends_turn(state, event) and _site_offers_privates(state)):
                 operating = state.round.current  # type: ignore[union-attr]
                 actions.append({**_corporation_pass(operating), "id": len(actions) + 1})
             if not (selling and event in swaps):
                 copies.observe(event)
             waited_after = _track_step_waits_after(state, event)
-            site_graph.observe(event.TYPE, _fields(event))
+            site_graph.observe(event.TYPE, dataclasses.asdict(event))
             state = evolve(state, event)
             if waited_after is not None:
                 actions.append({**waited_after, "id": len(actions) + 1})
@@ -389,13 +389,7 @@ def _token_step_the_stale_graph_keeps(
 
 def _stale_graph_keeps(state: GameState, site_graph: SiteGraph) -> bool:
     operating = state.round.current  # type: ignore[union-attr]
-    if not site_graph.held.get(operating):
-        return False
-    return site_graph.token_step_waits(state.title_model, state_document(state), operating)
-
-
-def _fields(event: ev.Event) -> dict[str, Any]:
-    return {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+    return site_graph.token_step_waits(state.title_model, lambda: state_document(state), operating)
 
 
 def _corporation_acts(state: GameState, step: Step) -> bool:

@@ -128,8 +128,6 @@ class _Follower:
     #: ours for them.
     passes_owed: list[str] = field(default_factory=list)
     site_graph: SiteGraph = field(default_factory=SiteGraph)
-    #: The log's last action of a finished game is being taken.
-    ending: bool = False
 
     def follow(self, caused: Sequence[Caused], view_after: Callable[[], dict[str, Any]]) -> None:
         self.passes_owed = []
@@ -150,9 +148,7 @@ class _Follower:
             if skipped and fields.get("step") == Step.TRACK.value:
                 self.passes_owed.append(corporation)
             token_step = skipped and fields.get("step") == Step.TOKEN.value
-            if token_step and self.site_graph.token_step_waits(
-                self.title, view_after(), corporation
-            ):
+            if token_step and self.site_graph.token_step_waits(self.title, view_after, corporation):
                 self.passes_owed.append(corporation)
             self.site_graph.observe(kind, fields)
 
@@ -259,8 +255,7 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
     self_passes: list[int] = []
     effective = effective_actions(game.actions)
     for number, action in enumerate(effective, start=1):
-        if number == len(effective) and game.end_reason and rulebook_cut:
-            follower.ending = True
+        ending = number == len(effective) and bool(game.end_reason) and rulebook_cut
         if follower.owed(action):
             yield action
             continue
@@ -293,7 +288,7 @@ def step_through(game: SiteGame, table: Table) -> Iterator[Action]:
             caused = reading.submit(step.seat, step)
             self_passes[:] = _self_passes(before, caused)
             follower.follow(caused, reading.view)
-        if follower.ending:
+        if ending:
             _end_as_the_site(reading, translator)
         yield action
 

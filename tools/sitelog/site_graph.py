@@ -15,7 +15,7 @@ expects it. Our rules do not change: no token can be placed there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,14 +49,18 @@ class SiteGraph:
         elif kind in ("OperatingTurnEnded", "OperatingRoundEnded"):
             self.operating = ""
 
-    def token_step_waits(self, title: Title, view: Mapping[str, Any], corporation: str) -> bool:
+    def token_step_waits(
+        self, title: Title, view: Callable[[], Mapping[str, Any]], corporation: str
+    ) -> bool:
         """Whether the site's token step, from the graph it holds, finds a city where the
-        corporation could place a token; `view` is the state document (GetState's)."""
+        corporation could place a token; `view` gives the state document (GetState's), read
+        only where the site's graph misses a home token."""
         unseen = self.held.get(corporation)
         if not unseen:
             return False
-        shown = board_of(title, view, unseen)
-        cash = next(int(c["cash"]) for c in view["corporations"] if c["id"] == corporation)
+        document = view()
+        shown = board_of(title, document, unseen)
+        cash = next(int(c["cash"]) for c in document["corporations"] if c["id"] == corporation)
         filled = {city for city, _ in unseen}
         actor = board.Actor(corporation=corporation, cash=cash)
         return any(
