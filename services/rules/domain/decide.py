@@ -104,11 +104,11 @@ def with_consequences(state: GameState, events: list[Event]) -> Evolved:
 def _only_pass(state: GameState) -> list[Event]:
     """Whoever must act and can do nothing but pass, passes: a player without a choice is not
     kept waiting (and the site's engine, whose logs we replay, does the same)."""
-    if state.result is not None:
+    if state.result is not None or _waits(state):
         return []
     # The first two options tell: the lays, tokens and shares beyond them are never looked at.
     options = list(islice(_each_in_turn(state), 2))
-    if len(options) == 1 and isinstance(options[0], PassOption) and not _waits(state):
+    if len(options) == 1 and isinstance(options[0], PassOption):
         return _decide_in_round(state, Pass(options[0].seat))
     return []
 
