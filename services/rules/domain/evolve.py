@@ -269,17 +269,48 @@ def _private_price_reduced(state: GameState, event: ev.PrivatePriceReduced) -> G
 
 
 def _private_revenue_paid(state: GameState, event: ev.PrivateRevenuePaid) -> GameState:
+    to_players: dict[int, int] = {}
+    to_corporations: dict[str, int] = {}
     for payment in event.payments:
         if payment.seat:
-            state = _pay_bank(state, payment.seat, -payment.amount)
+            to_players[payment.seat] = to_players.get(payment.seat, 0) + payment.amount
         else:
-            state = _corporation_receives(state, payment.corporation, payment.amount)
-    match state.round:
-        case PrivateAuction() as auction:
-            state = replace(state, round=replace(auction, passes_in_a_row=0))
-        case OperatingRound() as operating:
-            state = replace(state, round=replace(operating, privates_paid=True))
-    return state
+            to_corporations[payment.corporation] = (
+                to_corporations.get(payment.corporation, 0) + payment.amount
+            )
+    round_ = state.round
+    match round_:
+        case PrivateAuction():
+            round_ = replace(round_, passes_in_a_row=0)
+        case OperatingRound():
+            round_ = replace(round_, privates_paid=True)
+    return replace(
+        state,
+        players=_players_paid(state.players, to_players),
+        corporations=_corporations_paid(state.corporations, to_corporations),
+        bank=state.bank - sum(to_players.values()) - sum(to_corporations.values()),
+        round=round_,
+    )
+
+
+def _players_paid(players: tuple[Player, ...], amounts: dict[int, int]) -> tuple[Player, ...]:
+    """The players, each seat in `amounts` with that much more cash."""
+    if not amounts:
+        return players
+    return tuple(
+        replace(p, cash=p.cash + amounts[p.seat]) if p.seat in amounts else p for p in players
+    )
+
+
+def _corporations_paid(
+    corporations: tuple[Corporation, ...], amounts: dict[str, int]
+) -> tuple[Corporation, ...]:
+    """The corporations, each in `amounts` with that much more cash."""
+    if not amounts:
+        return corporations
+    return tuple(
+        replace(c, cash=c.cash + amounts[c.id]) if c.id in amounts else c for c in corporations
+    )
 
 
 def _corporation_receives(state: GameState, corporation_id: str, amount: int) -> GameState:
@@ -471,27 +502,45 @@ def _corporation_operates(state: GameState, event: ev.CorporationOperates) -> Ga
     )
 
 
-def _token_on_board(state: GameState, corporation: str, hex_: str, city: int) -> GameState:
+def _token_on_board(
+    state: GameState, corporation: str, hex_: str, city: int, cost: int, round_: Round | None
+) -> GameState:
+    """A station token on the city, bought for `cost` from the treasury; the round after."""
     assert state.board is not None
-    state = replace(state, board=board.apply_token(state.board, corporation, hex_, city))
-    return _update_corporation(
-        state, corporation, lambda c: replace(c, tokens_placed=c.tokens_placed + 1)
+    return replace(
+        state,
+        board=board.apply_token(state.board, corporation, hex_, city),
+        corporations=_corporations(
+            state,
+            corporation,
+            lambda c: replace(c, tokens_placed=c.tokens_placed + 1, cash=c.cash - cost),
+        ),
+        bank=state.bank + cost,
+        round=round_,
     )
 
 
 def _home_token_placed(state: GameState, event: ev.HomeTokenPlaced) -> GameState:
-    return _token_on_board(state, event.corporation, event.hex, event.city)
+    return _token_on_board(state, event.corporation, event.hex, event.city, 0, state.round)
 
 
 def _tile_laid(state: GameState, event: ev.TileLaid) -> GameState:
     assert state.board is not None
-    state = replace(
-        state, board=board.apply_lay(state.board, event.hex, event.tile, event.rotation)
-    )
+    laid = board.apply_lay(state.board, event.hex, event.tile, event.rotation)
+    if not event.ability:
+        corporations = state.corporations
+        if event.corporation:
+            corporations = _corporations_paid(corporations, {event.corporation: -event.cost})
+        return replace(
+            state,
+            board=laid,
+            corporations=corporations,
+            bank=state.bank + (event.cost if event.corporation else 0),
+            round=replace(_operating(state), step=_after(state, Step.TRACK)),
+        )
+    state = replace(state, board=laid)
     if event.corporation:
         state = _corporation_receives(state, event.corporation, -event.cost)
-    if not event.ability:
-        return _with_round(state, step=_after(state, Step.TRACK))
     state = replace(state, used_abilities=state.used_abilities | {event.ability})
     if isinstance(state.round, OperatingRound) and state.round.ability is not None:
         return _with_round(state, ability=None)
@@ -517,9 +566,8 @@ def _ability_declined(state: GameState, event: ev.AbilityDeclined) -> GameState:
 
 
 def _token_placed(state: GameState, event: ev.TokenPlaced) -> GameState:
-    state = _token_on_board(state, event.corporation, event.hex, event.city)
-    state = _corporation_receives(state, event.corporation, -event.cost)
-    return _with_round(state, step=_after(state, Step.TOKEN))
+    round_ = replace(_operating(state), step=_after(state, Step.TOKEN))
+    return _token_on_board(state, event.corporation, event.hex, event.city, event.cost, round_)
 
 
 def _step_skipped(state: GameState, event: ev.StepSkipped) -> GameState:
@@ -530,22 +578,36 @@ def _trains_ran(state: GameState, event: ev.TrainsRan) -> GameState:
     return _with_round(state, revenue=event.revenue, step=_after(state, Step.ROUTES))
 
 
-def _operated(state: GameState, corporation_id: str, position: tuple[int, int]) -> GameState:
-    state = _move_token(state, corporation_id, position)
-    state = _update_corporation(state, corporation_id, lambda c: replace(c, has_operated=True))
-    return _with_round(state, step=_after(state, Step.DIVIDEND))
+def _operated(
+    state: GameState,
+    corporation_id: str,
+    position: tuple[int, int],
+    to_treasury: int,
+    to_players: dict[int, int],
+) -> GameState:
+    """The corporation has paid or withheld: `to_treasury` from the bank to it, `to_players`
+    from the bank to those seats, its stock token on `position`, and its next step."""
+    moved, moves = _token_moved(state, state.corporation(corporation_id), position)
+    moved = replace(moved, cash=moved.cash + to_treasury, has_operated=True)
+    return replace(
+        state,
+        players=_players_paid(state.players, to_players),
+        corporations=_corporations(state, corporation_id, lambda _: moved),
+        bank=state.bank - to_treasury - sum(to_players.values()),
+        market_moves=moves,
+        round=replace(_operating(state), step=_after(state, Step.DIVIDEND)),
+    )
 
 
 def _dividends_paid(state: GameState, event: ev.DividendsPaid) -> GameState:
+    to_players: dict[int, int] = {}
     for dividend in event.dividends:
-        state = _pay_bank(state, dividend.seat, -dividend.amount)
-    state = _corporation_receives(state, event.corporation, event.to_treasury)
-    return _operated(state, event.corporation, event.position)
+        to_players[dividend.seat] = to_players.get(dividend.seat, 0) + dividend.amount
+    return _operated(state, event.corporation, event.position, event.to_treasury, to_players)
 
 
 def _earnings_withheld(state: GameState, event: ev.EarningsWithheld) -> GameState:
-    state = _corporation_receives(state, event.corporation, event.amount)
-    return _operated(state, event.corporation, event.position)
+    return _operated(state, event.corporation, event.position, event.amount, {})
 
 
 def _remove_train(trains: tuple[str, ...], train: str) -> tuple[str, ...]:
