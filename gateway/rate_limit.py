@@ -18,6 +18,17 @@ Each call takes one token (a streaming call one, when it starts); a bucket holds
 tokens and refills at `per_second` (the API key's own limits, when it has them). Health checks
 and reflection are free. When Redis does not answer, calls go through unlimited: the limiter
 must never be the reason the gateway is down.
+
+A gateway does not ask Redis for every token: it takes a lease of several at once from the
+shared bucket (`lease_size`: about a quarter of a second's worth, at most a quarter of the
+burst, one for small limits) and spends them locally; a lease not spent within
+`LEASE_SECONDS` is dropped, and a bucket found empty is refused locally until Redis said a
+token would be back. So across any number of gateways no more calls go through than the
+shared bucket holds (burst + rate * t in t seconds): a lease can only hold back tokens, never
+add any. The tolerance is the other way: a caller whose calls move to another gateway may find
+up to one lease fewer tokens there for LEASE_SECONDS, and a bucket's PTTL counts from its last
+lease. A caller at the full rate costs Redis about four calls a second per gateway, whatever
+its rate.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from cachetools import TTLCache
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
@@ -47,22 +59,24 @@ from kernel.rejection import Kind, Rejected
 log = logging.getLogger(__name__)
 
 # KEYS: the bucket (a hash: tokens, and `at`, the last refill in ms). ARGV: tokens per second,
-# burst. Takes one token if there is one. Returns {1, 0} when taken, {0, ms until one is
-# there} when not. The clock is Redis's (TIME), so gateways with skewed clocks agree.
+# burst, the most tokens to take. Takes as many as it holds, up to that. Returns {taken, 0} when
+# some were taken, {0, ms until one is there} when none was. The clock is Redis's (TIME), so
+# gateways with skewed clocks agree.
 _TAKE = """
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local wanted = tonumber(ARGV[3])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(bucket[1]) or burst
 local at = tonumber(bucket[2]) or now
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
-local taken, wait = 0, 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  taken = 1
+local taken, wait = math.min(wanted, math.floor(tokens)), 0
+if taken >= 1 then
+  tokens = tokens - taken
 else
+  taken = 0
   wait = math.ceil((1 - tokens) * 1000 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
@@ -70,6 +84,25 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
 return {taken, wait}
 """
+
+#: How long a gateway may spend the tokens it leased from a bucket before it drops what is
+#: left; a lease holds about this long's worth of the rate.
+LEASE_SECONDS = 0.25
+#: The most buckets a gateway holds leases (or an empty bucket's refusal) of at once.
+LEASES_KEPT = 100_000
+
+
+def lease_size(limits: Limits) -> int:
+    """How many tokens one lease takes: LEASE_SECONDS of the rate, at most a quarter of the
+    burst, at least one (small limits are charged a token at a time, exactly)."""
+    return max(1, min(limits.burst // 4, int(limits.per_second * LEASE_SECONDS)))
+
+
+@dataclass(slots=True)
+class _Lease:
+    tokens: int
+    until: float  # monotonic: spent by then, or dropped
+
 
 # A call waits at most this long for Redis before going through uncharged; after a failure,
 # calls skip Redis for a while so that a Redis that hangs does not slow every call.
@@ -189,20 +222,31 @@ class TokenBuckets:
         self._take = redis.register_script(_TAKE)
         self._skip_redis_until = 0.0
         self._failing = False
+        self._leases: TTLCache[str, _Lease] = TTLCache(LEASES_KEPT, LEASE_SECONDS)
+        # Buckets found empty: when Redis said a token is back (monotonic).
+        self._empty: TTLCache[str, float] = TTLCache(LEASES_KEPT, SKIP_REDIS_SECONDS)
 
     async def take(self, key: str, limits: Limits | None = None) -> timedelta | None:
         """Takes a token from the bucket at `key` (filled at `limits`, by default the
-        gateway's). None when the call may go ahead; otherwise how long until the bucket holds a
-        token again."""
+        gateway's): from this gateway's lease of it, else from a new lease. None when the call
+        may go ahead; otherwise how long until the bucket holds a token again."""
         limits = limits or self.limits
         if not limits.enabled:
             return None
-        if time.monotonic() < self._skip_redis_until:
+        now = time.monotonic()
+        lease = self._leases.get(key)
+        if lease is not None and lease.tokens > 0 and now < lease.until:
+            lease.tokens -= 1
+            return None
+        back = self._empty.get(key)
+        if back is not None and now < back:
+            return timedelta(seconds=back - now)
+        if now < self._skip_redis_until:
             metrics.UNCHARGED.inc()
             return None
         try:
             taken, wait_ms = await asyncio.wait_for(
-                self._take(keys=[key], args=[limits.per_second, limits.burst]),
+                self._take(keys=[key], args=[limits.per_second, limits.burst, lease_size(limits)]),
                 REDIS_SECONDS,
             )
         except (RedisError, OSError) as error:  # TimeoutError is an OSError
@@ -215,7 +259,13 @@ class TokenBuckets:
         if self._failing:
             self._failing = False
             log.warning("rate limits are on again")
-        return None if int(taken) else timedelta(milliseconds=int(wait_ms))
+        if int(taken) >= 1:
+            if int(taken) > 1:
+                self._leases[key] = _Lease(int(taken) - 1, time.monotonic() + LEASE_SECONDS)
+            return None
+        wait = timedelta(milliseconds=int(wait_ms))
+        self._empty[key] = time.monotonic() + wait.total_seconds()
+        return wait
 
     def refusal(self, wait: timedelta, limits: Limits | None = None) -> Rejected:
         per_second, burst = (limits or self.limits).per_second, (limits or self.limits).burst
