@@ -105,6 +105,7 @@ class GameGateway:
             seat=current_grant().seat,
             command=request.command,
             command_id=request.command_id,
+            include_legal_actions=request.include_legal_actions,
         )
         return await forward(self._rules.Submit, submit, context)
 

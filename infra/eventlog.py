@@ -12,6 +12,10 @@ per aggregate (a game, a table, a player), and an implementation of it in memory
   `COMMAND_ID_SECONDS` after the aggregate's last command.
 - A batch's cause is kept on its first event; payloads and causes come back as msgpack carries
   them (a tuple comes back a list), never as the caller's own objects.
+- An append may carry a `StreamNote`: an entry for another stream (a change note), written
+  with it in the same round trip when the append writes or finds its command id applied, never
+  when it conflicts; a note may be written more than once, so what follows notes takes them as
+  hints.
 - `follow_batches` yields what is in the stream from a version on, then each new batch as it is
   appended (at most `FOLLOW_BATCH` events at a time), until the caller stops.
 
@@ -79,6 +83,15 @@ class StoredEvent:
     cause: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class StreamNote:
+    """An entry to add to `stream` along with an append (trimmed to about `kept` entries)."""
+
+    stream: str
+    fields: Mapping[str, str]
+    kept: int
+
+
 class VersionConflict(Exception):
     """The stream was not at the version the caller decided on; nothing was written."""
 
@@ -112,9 +125,11 @@ class EventLog(Protocol):
         cause: Mapping[str, Any] | None = None,
         command_id: str = "",
         fingerprint: str = "",
+        note: StreamNote | None = None,
     ) -> Appended:
         """As `append`, and a `command_id` already applied is not applied again (checked
-        before the expected version): the versions it wrote then come back, duplicate."""
+        before the expected version): the versions it wrote then come back, duplicate. `note`
+        is added to its stream when the batch is written or found applied."""
         ...
 
     async def applied(self, aggregate_id: str, command_id: str) -> Appended | None:
@@ -197,6 +212,8 @@ class MemoryEventLog:
         self._streams: dict[str, list[_Entry]] = {}
         self._commands: dict[str, _Commands] = {}
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        #: The notes appends carried, by stream (nothing follows them in memory).
+        self.notes: dict[str, list[dict[str, str]]] = {}
 
     def _stream_name(self, aggregate_id: str) -> str:
         return f"{self._kind}:{aggregate_id}"
@@ -226,6 +243,7 @@ class MemoryEventLog:
         cause: Mapping[str, Any] | None = None,
         command_id: str = "",
         fingerprint: str = "",
+        note: StreamNote | None = None,
     ) -> Appended:
         # Packed before the atomic step, so that a payload msgpack cannot carry writes nothing.
         entries = [
@@ -243,6 +261,7 @@ class MemoryEventLog:
             done = commands.done.get(command_id)
             if done is not None:
                 commands.touched = self._clock()
+                self._add(note)
                 return Appended(done[0], done[1], duplicate=True, fingerprint=done[2])
         stream = self._streams.get(aggregate_id, [])
         current = len(stream)
@@ -258,6 +277,7 @@ class MemoryEventLog:
             )
             commands.done[command_id] = (current + 1, version, fingerprint)
             commands.touched = self._clock()
+        self._add(note)
         for event in events:
             EVENTS_APPENDED.labels(self._kind, event.type).inc()
         if entries:
@@ -265,6 +285,12 @@ class MemoryEventLog:
                 if not waiter.done():
                     waiter.set_result(None)
         return Appended(current + 1, version)
+
+    def _add(self, note: StreamNote | None) -> None:
+        if note is not None:
+            kept = self.notes.setdefault(note.stream, [])
+            kept.append(dict(note.fields))
+            del kept[: max(len(kept) - note.kept, 0)]
 
     async def applied(self, aggregate_id: str, command_id: str) -> Appended | None:
         await asyncio.sleep(0)

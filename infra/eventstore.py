@@ -45,6 +45,7 @@ from infra.eventlog import COMMAND_ID_SECONDS, EVENTS_APPENDED, FOLLOW_BATCH, VE
 from infra.eventlog import Appended as Appended
 from infra.eventlog import NewEvent as NewEvent
 from infra.eventlog import StoredEvent as StoredEvent
+from infra.eventlog import StreamNote as StreamNote
 from infra.eventlog import VersionConflict as VersionConflict
 from infra.redis_metrics import SHARDS_WITHOUT_REPLICA, WRITES_WITHOUT_REPLICA
 from kernel.rejection import Kind, Rejected
@@ -68,16 +69,28 @@ local function good_replicas(info)
 end
 """.replace("GOOD_LAG", str(GOOD_REPLICA_LAG_SECONDS))
 
-# KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag).
+# KEYS: the stream, the hash of command ids already applied (one slot: both carry the hash tag),
+# and, when a note goes with the append in the script (one Redis server), the note's stream.
 # ARGV: expected version, command id ('' for none), seconds to keep command ids, the command's
-# fingerprint, the good replicas the master must have (0: not counted), then one (type, schema
-# version, payload, cause) quadruple per event; an empty cause is not stored. Returns {1, new
-# version} when appended; {0, actual version} on a version conflict (nothing written); {2,
-# first, last, fingerprint} when the command id was applied before (nothing written); {3, good
+# fingerprint, the good replicas the master must have (0: not counted), the note's trim length
+# and its number of field/value pairs N, those 2N strings, then one (type, schema version,
+# payload, cause) quadruple per event; an empty cause is not stored. Returns {1, new version}
+# when appended; {0, actual version} on a version conflict (nothing written); {2, first, last,
+# fingerprint} when the command id was applied before (nothing written but the note); {3, good
 # replicas} when the master has fewer good replicas than asked (nothing written).
 _APPEND = (
     GOOD_REPLICAS_LUA
     + """
+local function add_note()
+  if #KEYS < 3 then
+    return
+  end
+  local xadd = {'XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*'}
+  for i = 8, 7 + 2 * tonumber(ARGV[7]) do
+    xadd[#xadd + 1] = ARGV[i]
+  end
+  redis.call(unpack(xadd))
+end
 local need = tonumber(ARGV[5])
 if need > 0 then
   local good = good_replicas(redis.call('INFO', 'replication'))
@@ -92,6 +105,7 @@ if command ~= '' then
     -- A write, so that WAIT on this connection covers the original append (replication is in
     -- order: a replica that has this has everything written before it).
     redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+    add_note()
     local first, last, fingerprint = string.match(done, '^(%d+):(%d+):?(.*)$')
     return {2, tonumber(first), tonumber(last), fingerprint}
   end
@@ -106,7 +120,7 @@ if current ~= expected then
   return {0, current}
 end
 local version = current
-for i = 6, #ARGV, 4 do
+for i = 8 + 2 * tonumber(ARGV[7]), #ARGV, 4 do
   version = version + 1
   if ARGV[i + 3] == '' then
     redis.call('XADD', KEYS[1], version .. '-0', 't', ARGV[i], 'v', ARGV[i + 1], 'd', ARGV[i + 2])
@@ -119,6 +133,7 @@ if command ~= '' then
   redis.call('HSET', KEYS[2], command, (current + 1) .. ':' .. version .. ':' .. ARGV[4])
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
 end
+add_note()
 return {1, version}
 """
 )
@@ -378,12 +393,19 @@ class EventStore:
         cause: Mapping[str, Any] | None = None,
         command_id: str = "",
         fingerprint: str = "",
+        note: StreamNote | None = None,
     ) -> Appended:
         """As `append`, and a `command_id` already applied is not applied again: the versions
         it wrote then come back, marked duplicate (checked before the expected version), with
-        the `fingerprint` (of the command, say) stored alongside the command id then."""
+        the `fingerprint` (of the command, say) stored alongside the command id then. `note`
+        goes with it in the same round trip: written by the script on one Redis server, in the
+        same pipeline after it on a cluster (its stream is in another slot), where it is also
+        written when the append conflicts."""
         # ARGV[5], the good replicas the script must find, is set by _append_replicated.
         args: list[Any] = [expected_version, command_id, COMMAND_ID_SECONDS, fingerprint, 0]
+        args += [0, 0] if note is None else [note.kept, len(note.fields)]
+        for field, value in note.fields.items() if note is not None else ():
+            args += [field, value]
         for index, event in enumerate(events):
             stored_cause = msgpack.packb(dict(cause)) if cause is not None and index == 0 else b""
             args += [
@@ -394,10 +416,15 @@ class EventStore:
             ]
         key = self.key(aggregate_id)
         keys = [key, self.commands_key(aggregate_id)]
+        apart = note if isinstance(self._redis, RedisCluster) else None
+        if note is not None and apart is None:
+            keys.append(note.stream)
         if self._replication.replicas:
-            reply = await self._append_replicated(keys, args)
-        else:
+            reply = await self._append_replicated(keys, args, apart)
+        elif apart is None:
             reply = await self._append(keys=keys, args=args)
+        else:
+            reply, _ = await self._pipelined(keys, args, apart)
         match reply:
             case [1, version]:
                 for event in events:
@@ -410,7 +437,29 @@ class EventStore:
                 raise VersionConflict(key, expected_version, int(actual))
         raise RuntimeError(f"unexpected reply from the append script: {reply!r}")
 
-    async def _append_replicated(self, keys: list[str], args: list[Any]) -> Any:
+    async def _pipelined(
+        self,
+        keys: list[str],
+        args: list[Any],
+        apart: StreamNote | None,
+        wait: tuple[ClusterNode | None, int] | None = None,
+    ) -> tuple[Any, int]:
+        """The append script, the note that could not go in it, and WAIT for `wait`'s replicas
+        of its master, in one pipeline (one round trip to each node it touches): the script's
+        reply and the replicas WAIT counted (0 without WAIT)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.eval(_APPEND, len(keys), *keys, *args)
+            if wait is not None:
+                self._wait(pipe, *wait)
+            if apart is not None:
+                fields: dict[Any, Any] = dict(apart.fields)
+                pipe.xadd(apart.stream, fields, maxlen=apart.kept, approximate=True)
+            replies = await pipe.execute()
+        return replies[0], int(replies[1]) if wait is not None else 0
+
+    async def _append_replicated(
+        self, keys: list[str], args: list[Any], apart: StreamNote | None
+    ) -> Any:
         """The append script, then WAIT, on one connection (a pipeline): WAIT counts the
         replicas that have this connection's writes. A master known to have fewer good
         replicas than wanted is written to without WAIT (`degrade`) or not at all (`refuse`)."""
@@ -422,23 +471,23 @@ class EventStore:
                 WRITES_WITHOUT_REPLICA.labels("refused").inc()
                 raise NoReplica(keys[0], wanted, replicas)
             if replicas == 0:
-                reply = await self._append(keys=keys, args=args)
+                if apart is None:
+                    reply = await self._append(keys=keys, args=args)
+                else:
+                    reply, _ = await self._pipelined(keys, args, apart)
                 if reply[0] != 0:
                     WRITES_WITHOUT_REPLICA.labels("degraded").inc()
                 return reply
         # Under `refuse` the script counts the replicas itself before it writes anything.
         target = min(wanted, replicas)
         args[4] = wanted if refuse else 0
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.eval(_APPEND, len(keys), *keys, *args)
-            self._wait(pipe, node, target)
-            reply, confirmed = await pipe.execute()
+        reply, confirmed = await self._pipelined(keys, args, apart, (node, target))
         if reply[0] == 3:  # refused by the script: nothing written
             self._counts.note(node, int(reply[1]))
             WRITES_WITHOUT_REPLICA.labels("refused").inc()
             raise NoReplica(keys[0], wanted, int(reply[1]))
         if reply[0] != 0:
-            await self._confirmed(keys[0], node, target, int(confirmed))
+            await self._confirmed(keys[0], node, target, confirmed)
         return reply
 
     async def _confirmed(

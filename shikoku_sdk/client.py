@@ -345,10 +345,13 @@ class Client:
         count: int | None = None,
         kind: game_pb2.DividendKind.ValueType | None = None,
         routes: Sequence[Route] | None = None,
+        include_legal_actions: bool = False,
     ) -> game_pb2.SubmitCommandResponse:
         """Submits a command for the seat of this client's credential: `action` is a Command,
         or a LegalAction taken with the choices given and the defaults of `to_command` for the
         rest; a run_routes option without `routes` runs the best routes `best_routes` finds.
+        With `include_legal_actions`, the answer's `legal_actions` lists what may be done after
+        the command (no second call needed).
 
         Idempotent: every attempt carries one command id (a new UUID unless given), so
         however often a lost answer makes it retry, the server applies the command once and
@@ -362,7 +365,10 @@ class Client:
         else:
             command = action
         request = game_pb2.SubmitCommandRequest(
-            game_id=game_id, command=command, command_id=command_id or new_id()
+            game_id=game_id,
+            command=command,
+            command_id=command_id or new_id(),
+            include_legal_actions=include_legal_actions,
         )
         return self._call(self.games.SubmitCommand, request, retry=True)
 

@@ -24,7 +24,6 @@ while anything else is allowed.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -497,16 +496,12 @@ class HeuristicPlayer(SeatPlayer):
 
     def step(self, on_answer: Answered | None = None) -> bool:
         """Takes one action; False when the game is over or none of our seats must act."""
-        listed = list(self.reader.legal_actions(self.game_id).actions)
+        listed = list(self.legal_actions().actions)
         if not listed or listed[0].seat not in self.seats:
             return False
         seat = listed[0].seat
         document = state_document(self.reader.state(self.game_id))
         facts = self.facts(str(document.get("title") or "1889"))
         mine = [a for a in listed if a.seat == seat]
-        command = decide(document, mine, facts, self.rng, self.best_routes)
-        begin = time.perf_counter()
-        answer = self.seats[seat].act(self.game_id, command)
-        if on_answer is not None:
-            on_answer(answer, time.perf_counter() - begin)
+        self.submit(seat, decide(document, mine, facts, self.rng, self.best_routes), on_answer)
         return True

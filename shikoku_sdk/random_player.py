@@ -13,7 +13,6 @@ same seed at the same table plays the same game.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 
 from shikoku.v1 import game_pb2
@@ -88,14 +87,9 @@ class RandomPlayer(SeatPlayer):
     def step(self, on_answer: Answered | None = None) -> bool:
         """Takes one action; False when the game is over or none of our seats may act.
         `on_answer` is told the command's answer and how long it took (seconds)."""
-        listed = self.reader.legal_actions(self.game_id).actions
-        actions = [a for a in listed if a.seat in self.seats]
+        actions = [a for a in self.legal_actions().actions if a.seat in self.seats]
         if not actions:
             return False
         action = choose(actions, self.rng)
-        command = command_for(action, self.rng, self.best_routes)
-        begin = time.perf_counter()
-        answer = self.seats[action.seat].act(self.game_id, command)
-        if on_answer is not None:
-            on_answer(answer, time.perf_counter() - begin)
+        self.submit(action.seat, command_for(action, self.rng, self.best_routes), on_answer)
         return True

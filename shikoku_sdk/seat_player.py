@@ -1,15 +1,23 @@
 """What every bot of the SDK shares: the seats it holds in one game, a seeded generator, reads
 as one of its seats, the routes RoutesService.Optimize suggests, and playing step by step to
-the end. Each bot (`RandomPlayer`, `HeuristicPlayer`) says only how it takes one step."""
+the end. Each bot (`RandomPlayer`, `HeuristicPlayer`) says only how it takes one step.
+
+A step is one call: each command asks for the legal actions after it
+(`SubmitCommandRequest.include_legal_actions`), and the next step chooses from those instead
+of asking ListLegalActions again."""
 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Mapping
+
+import grpc
 
 from shikoku.v1 import game_pb2
 from shikoku_sdk.client import Client
 from shikoku_sdk.commands import route_runs
+from shikoku_sdk.errors import ShikokuError
 
 ACTIONS_LIMIT = 5000
 Answered = Callable[[game_pb2.SubmitCommandResponse, float], None]
@@ -29,6 +37,34 @@ class SeatPlayer:
         self.rng = seed if isinstance(seed, random.Random) else random.Random(seed)
         # Reads go out as one of our seats: a table may hide the present from spectators.
         self.reader = next(iter(self.seats.values()))
+        # What the answer to our last command listed, until a step uses it.
+        self._carried: game_pb2.ListLegalActionsResponse | None = None
+        self._chose_from_carried = False
+
+    def legal_actions(self) -> game_pb2.ListLegalActionsResponse:
+        """What may be done now: what the answer to our last command listed (once), else
+        asked of ListLegalActions."""
+        carried, self._carried = self._carried, None
+        self._chose_from_carried = carried is not None
+        return carried if carried is not None else self.reader.legal_actions(self.game_id)
+
+    def submit(
+        self, seat: int, command: game_pb2.Command, on_answer: Answered | None = None
+    ) -> None:
+        """Submits `command` for `seat`, asking for the legal actions after it. A command
+        chosen from a listing an earlier answer carried may be refused because someone else
+        has acted since (a seat we do not hold, the host): then nothing is done, and the next
+        step lists afresh."""
+        begin = time.perf_counter()
+        try:
+            answer = self.seats[seat].act(self.game_id, command, include_legal_actions=True)
+        except ShikokuError as error:
+            if self._chose_from_carried and error.code == grpc.StatusCode.FAILED_PRECONDITION:
+                return
+            raise
+        self._carried = answer.legal_actions if answer.HasField("legal_actions") else None
+        if on_answer is not None:
+            on_answer(answer, time.perf_counter() - begin)
 
     def best_routes(self, corporation: str) -> list[game_pb2.RouteRun]:
         """The routes RoutesService.Optimize finds best for `corporation` now."""

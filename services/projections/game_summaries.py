@@ -27,6 +27,7 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
+from infra.eventlog import StreamNote
 from infra.settings import setting, whole
 
 #: How many change streams the notes are spread over (each lives on one slot), unless the rules
@@ -73,16 +74,18 @@ def shard_of(game_id: str, shards: int = DEFAULT_CHANGE_SHARDS) -> int:
     return zlib.crc32(game_id.encode()) % shards
 
 
+def change_note(game_id: str, shards: int = DEFAULT_CHANGE_SHARDS) -> StreamNote:
+    """The note that the game's stream has new events, on its shard of the change streams:
+    written with the append itself (the event store writes it in the same round trip), so a
+    note can only be missing for an unacknowledged command, whose retry notes it again."""
+    return StreamNote(changes_key(shard_of(game_id, shards)), {"g": game_id}, CHANGES_KEPT)
+
+
 async def game_changed(redis: Redis, game_id: str, shards: int = DEFAULT_CHANGE_SHARDS) -> None:
-    """Notes that the game's stream has new events (after they are written, before the command
-    that wrote them is acknowledged, so a note can only be missing for an unacknowledged
-    command, whose retry notes it again)."""
-    await redis.xadd(
-        changes_key(shard_of(game_id, shards)),
-        {"g": game_id},
-        maxlen=CHANGES_KEPT,
-        approximate=True,
-    )
+    """Writes the game's change note on its own (`change_note`), as an append does."""
+    note = change_note(game_id, shards)
+    fields: dict[Any, Any] = dict(note.fields)
+    await redis.xadd(note.stream, fields, maxlen=note.kept, approximate=True)
 
 
 async def summary_moved(

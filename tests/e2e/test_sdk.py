@@ -165,6 +165,56 @@ def test_a_retried_command_is_applied_once(system: System) -> None:
         assert client.state(game_id).version == answer.version
 
 
+class CountsCalls(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
+    """Counts the calls made, by method name."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def intercept_unary_unary(
+        self, continuation: Callable[..., Any], details: Any, request: Any
+    ) -> Any:
+        name = details.method.rsplit("/", 1)[-1]
+        self.calls[name] = self.calls.get(name, 0) + 1
+        return continuation(details, request)
+
+
+def test_a_command_answers_with_the_legal_actions_after_it_when_asked(system: System) -> None:
+    with Client(system.gateway, api_key=system.api_key) as client:
+        table = seat_table(client, 3)
+        game_id, seats = table.game_id, table.seats
+        seat, command = first_command(client, game_id)
+        plain = seats[seat].act(game_id, command)
+        assert not plain.HasField("legal_actions")  # not asked for, not sent
+        seat, command = first_command(client, game_id)
+        answer = seats[seat].act(game_id, command, command_id="c-next", include_legal_actions=True)
+        listed = client.legal_actions(game_id)
+        assert answer.legal_actions == listed and listed.actions
+        assert answer.legal_actions.version == answer.version
+        # Sent again: answered from the log, with the legal actions of the game as it stands.
+        seat_after, command_after = first_command(client, game_id)
+        later = seats[seat_after].act(game_id, command_after)
+        again = seats[seat].act(game_id, command, command_id="c-next", include_legal_actions=True)
+        assert again.events == answer.events
+        assert again.legal_actions == client.legal_actions(game_id)
+        assert again.legal_actions.version == later.version
+
+
+def test_the_sdk_players_take_one_call_a_step(system: System) -> None:
+    counted = CountsCalls()
+    with Client(system.gateway, api_key=system.api_key, interceptors=[counted]) as client:
+        table = seat_table(client, 3)
+        counted.calls.clear()
+        steps = RandomPlayer(table.game_id, table.seats, 7).play()
+        calls = dict(counted.calls)
+        assert client.state(table.game_id).acting_seats == []
+    # The first step lists; every other step chooses from what the last command's answer
+    # carried (routes are asked of Optimize on the steps that run trains).
+    assert calls["SubmitCommand"] == steps > 100
+    assert calls["ListLegalActions"] == 1
+    assert set(calls) <= {"SubmitCommand", "ListLegalActions", "Optimize"}
+
+
 @pytest.mark.parametrize("method", ["CreateTable", "JoinTable"])
 def test_a_lobby_call_whose_answer_was_lost_is_retried_safely(system: System, method: str) -> None:
     lost = FirstCallFails(

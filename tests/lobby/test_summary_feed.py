@@ -13,6 +13,7 @@ import redis.asyncio
 from infra.eventstore import EventStore
 from services.projections.game_summaries import (
     feed_key,
+    change_note,
     game_changed,
     read_summary,
     shard_of,
@@ -38,17 +39,14 @@ async def feed_of(redis_client: redis.asyncio.Redis, game_id: str) -> list[tuple
 async def test_the_feed_names_each_stored_version_and_the_summary_when_it_moved(
     redis_client: redis.asyncio.Redis,
 ) -> None:
-    async def changed(game_id: str) -> None:
-        await game_changed(redis_client, game_id)
-
-    games = GameRepository(EventStore(redis_client, "game"), changed=changed)
+    games = GameRepository(EventStore(redis_client, "game"), change_note=change_note)
     projector = SummaryProjector(redis_client, games, "rules-feed")
     before = int(time.time() * 1000)
     players = tuple(ev.SeatedPlayer(s, f"p{s}") for s in (1, 2, 3))
     created = await games.execute("g-feed", CreateGame(players, seed=3))
     await projector.run_once()
     first = await read_summary(redis_client, "g-feed")
-    assert first is not None and first.version == created[-1].version
+    assert first is not None and first.version == created.events[-1].version
     assert before <= first.moved_at_ms <= int(time.time() * 1000)
     assert await feed_of(redis_client, "g-feed") == [("g-feed", first.version)]
 
@@ -57,9 +55,9 @@ async def test_the_feed_names_each_stored_version_and_the_summary_when_it_moved(
     await game_changed(redis_client, "g-feed")  # a note twice: handled twice
     await projector.run_once()
     last = await read_summary(redis_client, "g-feed")
-    assert last is not None and last.version == ended[-1].version > first.version
+    assert last is not None and last.version == ended.events[-1].version > first.version
     assert last.moved_at_ms > first.moved_at_ms
-    assert last.moved_at_ms == ended[0].cause["at_ms"]  # type: ignore[index]
+    assert last.moved_at_ms == ended.events[0].cause["at_ms"]  # type: ignore[index]
     assert await feed_of(redis_client, "g-feed") == [
         ("g-feed", first.version),
         ("g-feed", last.version),

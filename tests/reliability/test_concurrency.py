@@ -61,8 +61,8 @@ async def test_one_command_id_sent_fifty_times_at_once_is_applied_once(
         *(GameRepository(store).execute("g-retried", command, None, "cmd-42") for _ in range(50))
     )
     assert await store.version("g-retried") == before + 1  # exactly one batch
-    assert all([e.version for e in answer] == [before + 1] for answer in answers)
-    assert all(answer[0].type == "BidPlaced" for answer in answers)
+    assert all([e.version for e in answer.events] == [before + 1] for answer in answers)
+    assert all(answer.events[0].type == "BidPlaced" for answer in answers)
 
 
 async def test_a_command_id_sent_again_with_another_command_is_refused(
@@ -74,10 +74,10 @@ async def test_a_command_id_sent_again_with_another_command_is_refused(
     (seat,) = (await games.load("g-reused")).state.acting_seats
     first = await games.execute("g-reused", PlaceBid(seat, "MF", 35), None, "cmd-7")
     again = await games.execute("g-reused", PlaceBid(seat, "MF", 35), None, "cmd-7")
-    assert [e.version for e in again] == [e.version for e in first]
+    assert [e.version for e in again.events] == [e.version for e in first.events]
     version = await store.version("g-reused")
     with pytest.raises(Rejected) as refused:
         await games.execute("g-reused", PlaceBid(seat, "MF", 40), None, "cmd-7")
     assert refused.value.reason == "COMMAND_ID_REUSED"
-    assert refused.value.details["first_version"] == str(first[0].version)
+    assert refused.value.details["first_version"] == str(first.events[0].version)
     assert await store.version("g-reused") == version  # nothing written

@@ -13,6 +13,7 @@ from infra.eventstore import EventStore
 from services.projections.game_summaries import (
     DEFAULT_CHANGE_SHARDS,
     changes_key,
+    change_note,
     game_changed,
     read_summary,
     shard_of,
@@ -28,10 +29,7 @@ from tools.bots import choose, command_for
 def repository(redis_client: redis.asyncio.Redis) -> GameRepository:
     """A repository that notes each change, as the rules service's does."""
 
-    async def changed(game_id: str) -> None:
-        await game_changed(redis_client, game_id)
-
-    return GameRepository(EventStore(redis_client, "game"), changed=changed)
+    return GameRepository(EventStore(redis_client, "game"), change_note=change_note)
 
 
 def projector(

@@ -40,7 +40,7 @@ async def _write(redis_url: str, game_id: str, commands: int, seed: int) -> list
                 break
             command = command_for(choose(legal_actions(state), rng), rng, state)
             try:
-                stored = await games.execute(game_id, command, _fresh_routes)
+                stored = (await games.execute(game_id, command, _fresh_routes)).events
             except Rejected:
                 continue  # another writer got there first and changed what is legal
             acknowledged += [event.version for event in stored]

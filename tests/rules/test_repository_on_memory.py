@@ -58,8 +58,8 @@ async def test_a_command_id_sent_again_is_answered_with_what_it_wrote_and_writes
     first = await games.execute("g-1", PlaceBid(seat, "MF", 35), None, "cmd-7")
     version = await log.version("g-1")
     again = await GameRepository(log).execute("g-1", PlaceBid(seat, "MF", 35), None, "cmd-7")
-    assert [(e.version, e.type, e.payload) for e in again] == [
-        (e.version, e.type, e.payload) for e in first
+    assert [(e.version, e.type, e.payload) for e in again.events] == [
+        (e.version, e.type, e.payload) for e in first.events
     ]
     with pytest.raises(Rejected) as refused:
         await games.execute("g-1", PlaceBid(seat, "MF", 40), None, "cmd-7")
@@ -67,7 +67,7 @@ async def test_a_command_id_sent_again_is_answered_with_what_it_wrote_and_writes
         "COMMAND_ID_REUSED",
         Kind.INVALID_ARGUMENT,
     )
-    assert refused.value.details["first_version"] == str(first[0].version)
+    assert refused.value.details["first_version"] == str(first.events[0].version)
     assert await log.version("g-1") == version  # nothing written by either
 
 
@@ -85,7 +85,7 @@ async def test_one_command_id_sent_fifty_times_at_once_is_applied_once() -> None
     )
     assert await log.version("g-1") == before + 1
     assert all(
-        [(e.version, e.type) for e in answer] == [(before + 1, "BidPlaced")] for answer in answers
+        [(e.version, e.type) for e in answer.events] == [(before + 1, "BidPlaced")] for answer in answers
     )
 
 
@@ -108,7 +108,7 @@ async def test_a_command_decided_on_a_state_another_writer_moved_past_is_decided
     written = await mine.execute("g-1", PlaceBid(1, "MF", 35), prepare)
     assert len(seen) == 2  # decided twice
     assert sample("shikoku_command_retries_total") == retries + 1
-    assert written[0].version == before + 2  # after theirs
+    assert written.events[0].version == before + 2  # after theirs
     stored = await log.read("g-1")
     assert [e.version for e in stored] == list(range(1, len(stored) + 1))
     assert (await mine.load("g-1")).state == fold(to_domain(e) for e in stored)
@@ -179,7 +179,7 @@ async def test_undo_takes_the_last_command_back_and_the_kept_timeline_follows() 
     assert len(await kept.timeline("g-1")) == len(after) + 1
 
     undone = await kept.execute("g-1", Undo(last_seat))
-    assert [e.type for e in undone] == ["Undone"]
+    assert [e.type for e in undone.events] == ["Undone"]
     assert (await kept.load("g-1")).state == before_last.state
     assert (await GameRepository(log).load("g-1")).state == before_last.state
     assert await kept.timeline("g-1") == after == await GameRepository(log).timeline("g-1")

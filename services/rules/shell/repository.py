@@ -1,8 +1,12 @@
 """Games on the event store: load a game's state, decide a command, append its events.
 
-The state is a cache of the fold of the stream: it is rebuilt from the stream's tail on every
-call, so several rules processes may serve the same game. The append states the version the
-decision was made on; if another process got there first, the command is decided again.
+The state is a cache of the fold of the stream. Reads rebuild it from the stream's tail on
+every call, so several rules processes may serve the same game. A command is decided on the
+state kept here without reading the log first: the append states the version the decision was
+made on and is refused if another process got there first, and then (or when the kept state
+refuses the command, which the log may no longer do) the command is decided again on the log's
+tail. So an accepted command costs one round trip to Redis: the append script, which also
+checks the command id and writes the game's change note.
 
 The latest states and timelines are kept for the `cached_games` most recently used games
 (`SHIKOKU_RULES_CACHED_GAMES`, default 2,000); a game pushed out is loaded again from its
@@ -20,7 +24,14 @@ from typing import Any
 import msgpack
 from cachetools import LRUCache
 
-from infra.eventlog import Appended, EventLog, NewEvent, StoredEvent, VersionConflict
+from infra.eventlog import (
+    Appended,
+    EventLog,
+    NewEvent,
+    StoredEvent,
+    StreamNote,
+    VersionConflict,
+)
 from kernel.rejection import Kind, Rejected, quoted
 from services.rules.domain import undo
 from services.rules.domain.commands import Command, Undo, command_to_plain
@@ -35,8 +46,10 @@ from services.rules.shell.snapshots import SnapshotStore
 MAX_ATTEMPTS = 5
 DEFAULT_CACHED_GAMES = 2_000
 Prepare = Callable[[GameState, Command], Awaitable[Command]]
-#: Told the game's id after each append that is acknowledged (the summaries' change notes).
-Changed = Callable[[str], Awaitable[None]]
+#: Told the game's id after each append that is acknowledged.
+Changed = Callable[[str], None]
+#: The note to write with each append of a game (the summaries' change note).
+ChangeNote = Callable[[str], StreamNote]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -51,6 +64,15 @@ class Moment:
 class Loaded:
     version: int
     state: GameState
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Executed:
+    """A command's events as stored, and the state after them when this process knows it
+    without reading the log (None after an undo, or for a command id applied before)."""
+
+    events: list[StoredEvent]
+    after: Loaded | None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,10 +105,12 @@ class GameRepository:
         snapshots: SnapshotStore | None = None,
         changed: Changed | None = None,
         cached_games: int = DEFAULT_CACHED_GAMES,
+        change_note: ChangeNote | None = None,
     ) -> None:
         self._store = store
         self._snapshots = snapshots
         self._changed = changed
+        self._change_note = change_note
         self._latest: LRUCache[str, Loaded] = LRUCache(cached_games)
         self._timelines: LRUCache[str, _Timeline] = LRUCache(cached_games)
 
@@ -169,7 +193,7 @@ class GameRepository:
 
     async def _replayed(
         self, game_id: str, command_id: str, fingerprint: str, done: Appended
-    ) -> list[StoredEvent]:
+    ) -> Executed:
         """The events a command id wrote before, if it was sent with this same command."""
         if done.fingerprint and done.fingerprint != fingerprint:
             raise Rejected(
@@ -178,7 +202,13 @@ class GameRepository:
                 Kind.INVALID_ARGUMENT,
                 {"field": "command_id", "first_version": done.first},
             )
-        return await self._store.read(game_id, done.first, done.last)
+        return Executed(await self._store.read(game_id, done.first, done.last), None)
+
+    async def _loaded_or_new(self, game_id: str) -> Loaded:
+        try:
+            return await self.load(game_id)
+        except Rejected:
+            return Loaded(0, GameState())
 
     async def execute(
         self,
@@ -186,23 +216,18 @@ class GameRepository:
         command: Command,
         prepare: Prepare | None = None,
         command_id: str = "",
-    ) -> list[StoredEvent]:
+    ) -> Executed:
         """Decides `command` on the latest state and stores its events; returns them stored.
         `prepare` may complete the command from the state first (e.g. compute route revenue).
         A `command_id` already applied is answered with the events it caused then, and
         nothing is decided or written again."""
         fingerprint = command_fingerprint(command) if command_id else ""
         kind = type(command).__name__
-        if command_id and (done := await self._store.applied(game_id, command_id)):
-            metrics.COMMANDS.labels(kind, "duplicate").inc()
-            if self._changed is not None:  # the first attempt may have stopped before its note
-                await self._changed(game_id)
-            return await self._replayed(game_id, command_id, fingerprint, done)
+        note = self._change_note(game_id) if self._change_note else None
+        # The state kept here, unchecked: the append's version check is the check.
+        kept: Loaded | None = self._latest.get(game_id)
         for attempt in range(MAX_ATTEMPTS):
-            try:
-                loaded = await self.load(game_id)
-            except Rejected:
-                loaded = Loaded(0, GameState())
+            loaded = kept or await self._loaded_or_new(game_id)
             try:
                 ready = await prepare(loaded.state, command) if prepare else command
                 if isinstance(ready, Undo):
@@ -211,14 +236,18 @@ class GameRepository:
                 else:
                     events = decide(loaded.state, ready)
             except Rejected as rejection:
-                # Refused on a state that the same command id, sent concurrently, may have
-                # just changed: its outcome was decided there, and every caller gets that one.
+                if kept is not None and rejection.kind is not Kind.UNAVAILABLE:
+                    kept = None  # refused on a state the log may have left: decide on the log
+                    continue
+                # Refused on a state that the same command id, sent before or concurrently,
+                # may have changed: its outcome was decided there, and every caller gets that.
                 if command_id and (done := await self._store.applied(game_id, command_id)):
                     metrics.COMMANDS.labels(kind, "duplicate").inc()
                     return await self._replayed(game_id, command_id, fingerprint, done)
                 metrics.COMMANDS.labels(kind, "rejected").inc()
                 metrics.REJECTIONS.labels(rejection.reason).inc()
                 raise
+            kept = None
             cause = {**command_to_plain(ready), "at_ms": int(time.time() * 1000)}
             try:
                 appended = await self._store.append_once(
@@ -228,6 +257,7 @@ class GameRepository:
                     cause,
                     command_id,
                     fingerprint,
+                    note,
                 )
             except VersionConflict as conflict:
                 if conflict.actual < loaded.version:
@@ -238,22 +268,24 @@ class GameRepository:
                     metrics.RETRIES.inc()
                 continue
             if self._changed is not None:
-                await self._changed(game_id)
-            if appended.duplicate:  # the same command id won a race just now
+                self._changed(game_id)
+            if appended.duplicate:  # applied before (a retry), or by a race won just now
                 metrics.COMMANDS.labels(kind, "duplicate").inc()
                 return await self._replayed(game_id, command_id, fingerprint, appended)
             metrics.COMMANDS.labels(kind, "accepted").inc()
             first, version = appended.first, appended.last
+            after: Loaded | None = None
             if isinstance(ready, Undo):
                 self._latest.pop(game_id, None)  # rebuilt from the log on the next load
             else:
-                self._latest[game_id] = Loaded(version, fold(events, loaded.state))
+                after = self._latest[game_id] = Loaded(version, fold(events, loaded.state))
                 if self._snapshots and self._snapshots.due(loaded.version, version):
-                    await self._snapshots.save(game_id, version, self._latest[game_id].state)
-            return [
+                    await self._snapshots.save(game_id, version, after.state)
+            stored = [
                 StoredEvent(first + i, e.TYPE, e.SCHEMA, e.payload(), cause if i == 0 else None)
                 for i, e in enumerate(events)
             ]
+            return Executed(stored, after)
         metrics.CONTENDED.inc()
         raise Rejected(
             "CONTENDED",

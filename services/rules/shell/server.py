@@ -15,12 +15,12 @@ from redis.asyncio import Redis
 
 from infra.config import connect_redis, service_channel
 from infra.deployment_token import RequiresDeploymentToken
-from infra.eventstore import EventStore, StoredEvent
+from infra.eventstore import EventStore, StreamNote
 from infra.grpc_server import Context, serve
 from infra.observability import observe_process
 from infra.settings import from_environment
 from kernel.rejection import Kind, Rejected, quoted
-from services.projections.game_summaries import game_changed
+from services.projections.game_summaries import change_note
 from services.routes import wire as routes_wire
 from services.routes.engine.graph import TrackGraph
 from services.routes.engine.validation import Evaluation, SubmittedRoute
@@ -34,7 +34,7 @@ from services.rules.domain.state import GameState
 from services.rules.domain.view import state_document
 from services.rules.shell import metrics
 from services.rules.shell.paging import page_of
-from services.rules.shell.repository import GameRepository
+from services.rules.shell.repository import Executed, GameRepository, Loaded
 from services.rules.shell.settings import RulesSettings
 from services.rules.shell.snapshots import SnapshotStore
 from services.rules.shell.summaries import SummaryProjector
@@ -141,8 +141,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             rules_profile=request.rules_profile or DEFAULT_PROFILE,
         )
         try:
-            stored = await self._games.execute(request.game_id, command)
-            return rules_pb2.CreateGameResponse(version=stored[-1].version)
+            executed = await self._games.execute(request.game_id, command)
+            return rules_pb2.CreateGameResponse(version=executed.events[-1].version)
         except Rejected as rejection:
             if rejection.reason != "GAME_EXISTS":
                 raise
@@ -163,8 +163,12 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         # Without the client's id, one of ours: a write whose reply Redis lost and the
         # client library retried is then recognised instead of applied twice.
         command_id = request.command_id or f"auto-{uuid.uuid4()}"
-        stored = await self._games.execute(request.game_id, command, self._prepare, command_id)
-        return _applied(request.game_id, stored)
+        executed = await self._games.execute(request.game_id, command, self._prepare, command_id)
+        answer = _applied(request.game_id, executed)
+        if request.include_legal_actions:
+            after = executed.after or await self._games.load(request.game_id)
+            answer.legal_actions.CopyFrom(_listing(after, 0, ""))
+        return answer
 
     async def EndGame(
         self, request: rules_pb2.EndGameRequest, context: Context
@@ -193,21 +197,26 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         self, request: game_pb2.ListLegalActionsRequest, context: Context
     ) -> game_pb2.ListLegalActionsResponse:
         loaded = await self._games.load(request.game_id)
-        actions, next_page_token = page_of(
-            legal_actions(loaded.state), loaded.version, request.page_size, request.page_token
-        )
-        return game_pb2.ListLegalActionsResponse(
-            version=loaded.version,
-            actions=[rules_wire.legal_action_to_proto(a) for a in actions],
-            next_page_token=next_page_token,
-        )
+        return _listing(loaded, request.page_size, request.page_token)
 
 
-def _applied(game_id: str, stored: list[StoredEvent]) -> game_pb2.SubmitCommandResponse:
+def _listing(loaded: Loaded, page_size: int, page_token: str) -> game_pb2.ListLegalActionsResponse:
+    """The page of the legal actions at `loaded` that `page_size` and `page_token` ask for."""
+    actions, next_page_token = page_of(
+        legal_actions(loaded.state), loaded.version, page_size, page_token
+    )
+    return game_pb2.ListLegalActionsResponse(
+        version=loaded.version,
+        actions=[rules_wire.legal_action_to_proto(a) for a in actions],
+        next_page_token=next_page_token,
+    )
+
+
+def _applied(game_id: str, executed: Executed) -> game_pb2.SubmitCommandResponse:
     """The answer to an accepted command: the events it caused and the version after them."""
     return game_pb2.SubmitCommandResponse(
-        version=stored[-1].version,
-        events=[rules_wire.event_to_proto(game_id, event) for event in stored],
+        version=executed.events[-1].version,
+        events=[rules_wire.event_to_proto(game_id, event) for event in executed.events],
     )
 
 
@@ -241,12 +250,11 @@ def build_rules(
     process in the summary projector's group."""
     active = metrics.ActiveGames()
 
-    async def changed(game_id: str) -> None:
-        active.played(game_id)
-        await game_changed(redis, game_id, settings.summary_shards)
+    def note(game_id: str) -> StreamNote:
+        return change_note(game_id, settings.summary_shards)
 
     events = EventStore(redis, "game", settings.replication.policy)
-    games = GameRepository(events, SnapshotStore(redis), changed, settings.cached_games)
+    games = GameRepository(events, SnapshotStore(redis), active.played, settings.cached_games, note)
     metrics.watch(
         active, lambda: games.cached_games, lambda: games.cached_timelines, settings.cached_games
     )
