@@ -17,24 +17,20 @@ every key it remembers; one that has lost it without noticing still forgets each
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import hashlib
-import itertools
-import logging
 import secrets
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from cachetools import TTLCache
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
-from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
+from infra.announcements import QUIET_SECONDS, announce, follow
 from infra.config import connect_redis
 from kernel.rejection import Kind, Rejected
 
@@ -45,7 +41,6 @@ SEPARATOR = "."
 # transaction, and listing them all reads one slot (API keys are few).
 INDEX = "{api-keys}:index"
 _T = TypeVar("_T")
-log = logging.getLogger(__name__)
 
 # A gateway remembers a checked key this long: the backstop for a revocation whose announcement
 # it missed (announced ones reach every following gateway at once).
@@ -55,11 +50,6 @@ KEYS_REMEMBERED = 10_000
 #: The channel `revoke` announces a revoked key's id on. In the slot of the keys' records, so
 #: that a sharded channel could replace it without moving anything.
 REVOCATIONS = "{api-keys}:revoked"
-#: How long the follower waits for an announcement before it pings Redis, and for the ping's
-#: answer (a connection that died quietly is given up within twice this); and how long it
-#: waits before subscribing again.
-QUIET_SECONDS = 5.0
-RESUBSCRIBE_SECONDS = 0.5
 
 MISSING = Rejected(
     "MISSING_API_KEY",
@@ -130,56 +120,18 @@ class ApiKeys:
         if self._checked is not None:
             self._checked.clear()
 
+    def heard(self, key_id: str) -> None:
+        """A revocation announced (`infra.announcements.follow`)."""
+        self.forget(key_id)
+
+    def missed(self) -> None:
+        """A (re)subscription: revocations announced while there was none were missed."""
+        self.forget_all()
+
     async def follow_revocations(self, quiet_seconds: float = QUIET_SECONDS) -> None:
         """Forgets each key whose revocation is announced, for as long as it runs (until
-        cancelled). Every (re)subscription forgets every key, as announcements made while
-        there was none were missed; when Redis fails, or leaves a ping unanswered for
-        `quiet_seconds`, it subscribes again every RESUBSCRIBE_SECONDS, on a Redis Cluster
-        through each node in turn."""
-        lost = False
-        for attempt in itertools.count():
-            pubsub: PubSub | None = None
-            try:
-                pubsub = self._pubsub(attempt)
-                await pubsub.subscribe(REVOCATIONS)
-                pinged = False
-                while True:
-                    message = await pubsub.get_message(timeout=quiet_seconds)
-                    if message is None and pinged:
-                        raise ConnectionError(f"no answer to a ping in {quiet_seconds:g} s")
-                    pinged = message is None
-                    if message is None:
-                        await pubsub.ping()  # answered by a "pong" message
-                    elif message["type"] == "subscribe":
-                        self.forget_all()
-                        self.following = True
-                        if lost:
-                            lost = False
-                            log.warning("following API key revocations again")
-                    elif message["type"] == "message":
-                        self.forget(_text(message["data"]))
-            except Exception as error:  # whatever it is, following must go on
-                if not lost:
-                    lost = True
-                    log.warning(
-                        "lost API key revocations (keys are still forgotten %g s after their "
-                        "check); subscribing again: %r",
-                        self._checked.ttl if self._checked is not None else 0,
-                        error,
-                    )
-            finally:
-                self.following = False
-                if pubsub is not None:
-                    await _close(pubsub)
-            await asyncio.sleep(RESUBSCRIBE_SECONDS)
-
-    def _pubsub(self, attempt: int) -> PubSub:
-        """A subscription of its own: first where the client routes the channel, then (on a
-        cluster, after a failure) through each node in turn, as PUBLISH reaches every node."""
-        redis: Redis | RedisCluster = self._redis
-        if isinstance(redis, RedisCluster) and attempt and (nodes := redis.get_nodes()):
-            return redis.pubsub(node=nodes[attempt % len(nodes)])
-        return redis.pubsub()
+        cancelled); every (re)subscription forgets every key (`infra.announcements.follow`)."""
+        await follow(self._redis, REVOCATIONS, self, "API key revocations", quiet_seconds)
 
     async def issue(
         self,
@@ -224,15 +176,8 @@ class ApiKeys:
             raise Rejected("API_KEY_NOT_FOUND", f"no API key {key_id}", Kind.NOT_FOUND)
         await self._redis.hset(_record(key_id), "revoked", 1)
         self.forget(key_id)
-        try:
-            await self._redis.publish(REVOCATIONS, key_id)
-        except (RedisError, OSError) as error:
-            log.warning(
-                "%s is revoked but could not be announced (%r): gateways refuse it within %g s",
-                key_id,
-                error,
-                REMEMBER_SECONDS,
-            )
+        # Should the announcement fail, gateways refuse the key within REMEMBER_SECONDS.
+        await announce(self._redis, REVOCATIONS, key_id)
         return dataclasses.replace(found, revoked=True)
 
     async def all(self) -> list[ApiKey]:
@@ -272,15 +217,6 @@ class ApiKeys:
     async def _load(self, key_id: str) -> ApiKey | None:
         fields = cast(dict[bytes, bytes], await self._redis.hgetall(_record(key_id)))
         return _parse(key_id, fields) if fields else None
-
-
-def _text(data: Any) -> str:
-    return data.decode() if isinstance(data, bytes) else str(data)
-
-
-async def _close(pubsub: PubSub) -> None:
-    with contextlib.suppress(Exception):  # a connection already lost has nothing to close
-        await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
 def _parse(key_id: str, fields: dict[bytes, bytes]) -> ApiKey:

@@ -6,10 +6,16 @@ game or tournament the request names. The lobby, which holds the credentials, an
 with the same permission rules its own handlers apply. What the check grants (the caller's seat,
 how far behind a spectator watches) is handed to the method through `current_grant()`.
 
-A grant is remembered for `SHIKOKU_GRANT_SECONDS` (default 5) per credential, permission and
-resource, so a seat playing at machine speed costs the lobby one check every few seconds, not
-one per call: a revoked or replaced credential, or a seat left, is refused by every gateway
-within that time.
+A grant is remembered per credential, permission and resource, so a seat playing at machine
+speed costs the lobby one check, not one per call. The lobby announces every change of a table
+(a seat taken, left or replaced, the table started or ended) and every revoked credential
+(`infra.announcements.GRANTS_CHANGED`), and a gateway following the announcements
+(`Authorization.follow_grant_changes`) forgets at once every grant that depended on it: on the
+table or its game, or held by a credential of that table or player. While it follows them a
+grant is kept up to `SHIKOKU_GRANT_FOLLOWED_SECONDS` (default 300; the backstop for an
+announcement missed); while it does not (Redis lost), up to `SHIKOKU_GRANT_SECONDS` (default 5)
+after its check, as with no announcements at all. A registered player's grant also ends when
+the credential does (`Grant.valid_until_ms`).
 
 A credential the lobby refuses as UNAUTHENTICATED (unknown, expired or revoked: no such
 credential can become valid again) is remembered, with the lobby's refusal, for
@@ -21,15 +27,20 @@ refusals (not the caller's seat, not the host) are never remembered: they may ch
 from __future__ import annotations
 
 import hashlib
+import math
+import time
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from cachetools import TTLCache
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from gateway.api_keys import ApiKeys, api_key_from
 from infra import calls
+from infra.announcements import GRANTS_CHANGED, follow
 from infra.grpc_errors import from_rpc_error
 from infra.grpc_types import Context
 from infra.interceptors import Admission
@@ -42,6 +53,7 @@ from shikoku.v1 import lobby_pb2
 AUTHORIZE_SECONDS = 5.0
 # The defaults of the gateway's settings (gateway/settings.py).
 GRANT_SECONDS = 5.0
+GRANT_FOLLOWED_SECONDS = 300.0
 GRANTS_KEPT = 100_000
 UNKNOWN_SECONDS = 5.0
 UNKNOWN_KEPT = 10_000
@@ -158,6 +170,27 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A grant as remembered: when it was checked, until when its credential lasts (both
+    monotonic), and the ids whose announced change forgets it."""
+
+    grant: internal_lobby_pb2.Grant
+    checked_at: float
+    until: float
+    depends_on: frozenset[str]
+
+
+def _held(grant: internal_lobby_pb2.Grant, resource: str) -> _Held:
+    now = time.monotonic()
+    until = math.inf
+    if grant.valid_until_ms:
+        until = now + (grant.valid_until_ms - time.time() * 1000) / 1000
+    principal = grant.principal
+    ids = {resource, principal.table_id, principal.game_id, principal.player_id} - {""}
+    return _Held(grant, now, until, frozenset(ids))
+
+
 class Authorization(Admission):
     def __init__(
         self,
@@ -167,14 +200,27 @@ class Authorization(Admission):
         grants_kept: int = GRANTS_KEPT,
         unknown_seconds: float = UNKNOWN_SECONDS,
         unknown_kept: int = UNKNOWN_KEPT,
+        grant_followed_seconds: float = GRANT_FOLLOWED_SECONDS,
+        redis: Redis | RedisCluster | None = None,
     ) -> None:
         self._api_keys = api_keys
         self._credentials = credentials
+        self._redis = redis
+        self._grant_seconds = grant_seconds
+        self._followed_seconds = max(grant_followed_seconds, grant_seconds)
+        self._grants_kept = grants_kept
         # Per credential digest (no credential is kept in the clear), what it was granted on
-        # what; each credential's grants lapse together, GRANT_SECONDS after its first check.
-        self._grants: TTLCache[bytes, dict[tuple[int, str], internal_lobby_pb2.Grant]] | None = (
-            TTLCache(grants_kept, grant_seconds) if grant_seconds > 0 else None
+        # what; a credential's grants are kept at most the followed time after its first check.
+        self._grants: TTLCache[bytes, dict[tuple[int, str], _Held]] | None = (
+            TTLCache(grants_kept, self._followed_seconds) if grant_seconds > 0 else None
         )
+        # Per id (a table, game or player), the credentials holding grants that depend on it.
+        self._depending: dict[str, set[bytes]] = {}
+        # Grows with every grant forgotten: a check begun before that does not remember its
+        # answer (it may be from before the change).
+        self._forgotten = 0
+        #: Whether a subscription to the lobby's announcements is in place now.
+        self.following = False
         # Digests of the credentials the lobby accepted lately (for `vouches_for`).
         self._proven: TTLCache[bytes, bool] = TTLCache(max(grants_kept, 1), PROVEN_SECONDS)
         # Per credential digest, the lobby's UNAUTHENTICATED refusal of it.
@@ -183,6 +229,28 @@ class Authorization(Admission):
             if unknown_seconds > 0 and unknown_kept > 0
             else None
         )
+
+    async def follow_grant_changes(self) -> None:
+        """Forgets the grants each announced change concerns, for as long as it runs (until
+        cancelled; `infra.announcements.follow`)."""
+        if self._redis is None:
+            raise RuntimeError("an Authorization without Redis has nothing to follow")
+        await follow(self._redis, GRANTS_CHANGED, self, "the lobby's grant changes")
+
+    def heard(self, changed: str) -> None:
+        """`changed` (a table's, a game's or a player's id) changed: every grant depending on
+        it is forgotten, with the other grants of the credentials holding one."""
+        self._forgotten += 1
+        for digest in self._depending.pop(changed, ()):
+            if self._grants is not None:
+                self._grants.pop(digest, None)
+
+    def missed(self) -> None:
+        """A (re)subscription: changes announced while there was none were missed."""
+        self._forgotten += 1
+        self._depending.clear()
+        if self._grants is not None:
+            self._grants.clear()
 
     @property
     def credentials_remembered(self) -> int:
@@ -241,13 +309,34 @@ class Authorization(Admission):
             return await self._ask_lobby(token, permission, resource)
         digest, what = _digest(token), (int(permission), resource)
         known = self._grants.get(digest)
-        if known is not None and (grant := known.get(what)) is not None:
-            return grant
+        if known is not None and (held := known.get(what)) is not None and self._fresh(held):
+            return held.grant
+        forgotten = self._forgotten
         grant = await self._ask_lobby(token, permission, resource)
+        if forgotten != self._forgotten:
+            return grant  # something changed meanwhile: this answer may be from before it
+        known = self._grants.get(digest)
         if known is None:
             self._grants[digest] = known = {}
-        known[what] = grant
+        known[what] = held = _held(grant, resource)
+        for changed in held.depends_on:
+            self._depending.setdefault(changed, set()).add(digest)
+        if len(self._depending) > 4 * self._grants_kept:
+            self._index_again()
         return grant
+
+    def _fresh(self, held: _Held) -> bool:
+        now = time.monotonic()
+        kept = self._followed_seconds if self.following else self._grant_seconds
+        return now < held.until and now - held.checked_at < kept
+
+    def _index_again(self) -> None:
+        """`_depending` rebuilt from the grants still kept (those lapsed leave entries)."""
+        self._depending = {}
+        for digest, known in (self._grants or {}).items():
+            for held in known.values():
+                for changed in held.depends_on:
+                    self._depending.setdefault(changed, set()).add(digest)
 
     async def _ask_lobby(
         self, token: str, permission: Permission.ValueType, resource: str

@@ -334,12 +334,14 @@ def connection_options(settings: GatewaySettings) -> list[tuple[str, int]]:
 @dataclass(frozen=True)
 class Gateway:
     """The gateway composed from its settings: the public API's servicers, the interceptors
-    every call goes through (rate limits first, then access), and the API keys' revocations to
-    follow (`api_keys.follow_revocations`)."""
+    every call goes through (rate limits first, then access), and what they follow: the API keys'
+    revocations (`api_keys.follow_revocations`) and the lobby's grant changes
+    (`authorization.follow_grant_changes`)."""
 
     served: Mapping[str, Served]
     interceptors: list[Admission]
     api_keys: ApiKeys
+    authorization: Authorization
 
     def register(self, server: grpc.aio.Server) -> Iterable[str]:
         return serve_public_api(server, self.served)
@@ -390,6 +392,8 @@ def build_gateway(
         settings.grants_kept,
         settings.unknown_seconds,
         settings.unknown_kept,
+        settings.grant_followed_seconds,
+        redis,
     )
     rate_limit = RateLimit(TokenBuckets(redis, limits), api_keys, authorization.vouches_for)
     watch_cache(
@@ -401,7 +405,7 @@ def build_gateway(
         settings.unknown_kept,
     )
     watch_cache("gateway_api_keys", lambda: api_keys.remembered, KEYS_REMEMBERED)
-    return Gateway(served, [rate_limit, authorization], api_keys)
+    return Gateway(served, [rate_limit, authorization], api_keys, authorization)
 
 
 async def main() -> None:
@@ -416,10 +420,14 @@ async def main() -> None:
         service_channel(addresses.routes, token),
     ]
     gateway = build_gateway(settings, redis, *channels)
-    revocations = asyncio.create_task(gateway.api_keys.follow_revocations())
+    followers = [
+        asyncio.create_task(gateway.api_keys.follow_revocations()),
+        asyncio.create_task(gateway.authorization.follow_grant_changes()),
+    ]
 
     async def stop() -> None:
-        revocations.cancel()
+        for follower in followers:
+            follower.cancel()
         for channel in channels:
             await channel.close(None)
         await redis.aclose()

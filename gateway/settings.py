@@ -52,7 +52,16 @@ class GatewaySettings:
         "SHIKOKU_GRANT_SECONDS",
         auth.GRANT_SECONDS,
         seconds(above_zero=False),
-        "how long a gateway remembers what the lobby granted a credential; `0`: not at all",
+        "how long a gateway remembers what the lobby granted a credential while it does not "
+        "follow the lobby's announcements of changed tables (Redis lost); `0`: not at all",
+    )
+    grant_followed_seconds: float = setting(
+        "SHIKOKU_GRANT_FOLLOWED_SECONDS",
+        auth.GRANT_FOLLOWED_SECONDS,
+        seconds(above_zero=False),
+        "how long a gateway remembers a grant while it follows the lobby's announcements (each "
+        "change of a table or revocation forgets the grants on it at once): the backstop for "
+        "an announcement missed",
     )
     grants_kept: int = setting(
         "SHIKOKU_GRANTS_KEPT",

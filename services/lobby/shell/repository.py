@@ -8,6 +8,7 @@ from typing import cast
 
 from redis.asyncio import Redis
 
+from infra.announcements import GRANTS_CHANGED, announce
 from infra.eventlog import EventLog, NewEvent, StoredEvent
 from kernel.rejection import Kind, Rejected, quoted
 from services.lobby.domain import tables
@@ -40,10 +41,12 @@ class TableRepository:
     async def append(
         self, table_id: str, version: int, events: list[tables.LobbyEvent]
     ) -> tables.Table:
-        """Appends at `version` (VersionConflict otherwise) and returns the table after."""
+        """Appends at `version` (VersionConflict otherwise) and returns the table after. The
+        change is announced to the gateways, which forget what they granted on the table."""
         await self._store.append(
             table_id, version, [NewEvent(kind, SCHEMA, data) for kind, data in events]
         )
+        await announce(self._redis, GRANTS_CHANGED, table_id)
         return (await self.load(table_id))[1]
 
     async def index(self, table_id: str) -> None:

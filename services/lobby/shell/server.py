@@ -18,6 +18,7 @@ from typing import TypeVar, cast
 import grpc
 from redis.asyncio import Redis
 
+from infra.announcements import GRANTS_CHANGED, announce
 from infra.config import connect_redis, service_channel
 from infra.deployment_token import RequiresDeploymentToken
 from infra.eventstore import EventStore, VersionConflict
@@ -162,6 +163,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 Kind.PERMISSION_DENIED,
             )
         await self._players.revoke(caller.player, caller.player_version)
+        await announce(self._redis, GRANTS_CHANGED, caller.player.player_id)
         return lobby_pb2.RevokeCredentialResponse()
 
     # ---- tables ----------------------------------------------------------------------------
@@ -716,7 +718,10 @@ class CredentialServicer(internal_lobby_pb2_grpc.CredentialServiceServicer):
                     Kind.INVALID_ARGUMENT,
                     {"field": "permission"},
                 )
-        return internal_lobby_pb2.Grant(principal=_principal(caller))
+        return internal_lobby_pb2.Grant(
+            principal=_principal(caller),
+            valid_until_ms=caller.player.expires_at_ms if caller.player else 0,
+        )
 
     async def _watching(self, token: str, game_id: str) -> internal_lobby_pb2.Grant:
         caller = await identify(token, self._tables, self._players) if token else None

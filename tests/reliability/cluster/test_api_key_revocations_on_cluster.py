@@ -38,7 +38,7 @@ async def reason(keys: ApiKeys, key: str) -> str:
 async def test_a_gateway_follows_revocations_through_a_failover(
     failing_cluster: EmbeddedRedisCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="gateway.api_keys")
+    caplog.set_level(logging.WARNING, logger="infra.announcements")
     gateway_redis = await connect_redis("gateway", failing_cluster.cluster_url)
     operator_redis = await connect_redis("operator", failing_cluster.cluster_url)
     gateway = ApiKeys(gateway_redis, remember_seconds=60)
@@ -61,7 +61,7 @@ async def test_a_gateway_follows_revocations_through_a_failover(
             assert time.monotonic() - start < 10, "the revoked key is still taken"
             await asyncio.sleep(0.05)
         assert gateway.following
-        said = [r.getMessage() for r in caplog.records if r.name == "gateway.api_keys"]
+        said = [r.getMessage() for r in caplog.records if r.name == "infra.announcements"]
         assert said[0].startswith("lost API key revocations"), said
         assert said[-1] == "following API key revocations again", said
     finally:

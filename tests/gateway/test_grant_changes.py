@@ -1,0 +1,175 @@
+"""Grants forgotten by the table's own events: the gateway's access check on a real grpc.aio
+server, in front of the lobby's real servicers on another (counting the credential checks that
+reach it), following the lobby's announcements in a real Redis. A seat checked once is not
+checked again while nothing changes at its table, however long it plays; the moment its table
+changes (here: the seat is left, through another gateway), its grants are gone."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+import pytest
+import redis.asyncio
+
+from gateway.api_keys import ApiKeys
+from gateway.auth import Authorization
+from infra.eventstore import EventStore
+from infra.interceptors import FailuresAsStatus
+from services.lobby.shell.accounts import PlayerRepository
+from services.lobby.shell.repository import TableRepository
+from services.lobby.shell.server import LobbyServicer
+from services.lobby.shell.tournaments_service import TournamentRepository, Tournaments
+from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
+from shikoku.internal.v1 import rules_pb2_grpc
+from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
+from shikoku_sdk.errors import ShikokuError
+from tests.gateway.test_credential_lookups import CountingCredentials
+
+SET_READY = "/shikoku.v1.LobbyService/SetReady"
+GRANT_SECONDS = 0.3  # while not following: the old per-credential lapse
+
+
+@dataclass
+class Setup:
+    authorization: Authorization
+    gateway: grpc.aio.Channel
+    lobby: lobby_pb2_grpc.LobbyServiceAsyncStub
+    credentials: CountingCredentials
+    api_key: str
+
+    async def set_ready(self, token: str) -> str:
+        """SetReady as the gateway admits it: "OK", or the refusal's reason."""
+        call = self.gateway.unary_unary(
+            SET_READY, lobby_pb2.SetReadyRequest.SerializeToString, None
+        )
+        request = lobby_pb2.SetReadyRequest(table_id=self.table_id, ready=True)
+        metadata = [("x-api-key", self.api_key), ("authorization", f"Bearer {token}")]
+        try:
+            await call(request, metadata=metadata)
+        except grpc.aio.AioRpcError as error:
+            return ShikokuError.from_rpc_error(error).reason or error.code().name
+        return "OK"
+
+    table_id: str = ""
+
+
+async def _admitted(request: lobby_pb2.SetReadyRequest, context: object) -> bytes:
+    return b""
+
+
+@pytest.fixture
+async def setup(redis_client: redis.asyncio.Redis) -> AsyncIterator[Setup]:
+    tables = TableRepository(EventStore(redis_client, "table"), redis_client)
+    players = PlayerRepository(EventStore(redis_client, "player"))
+    tournaments = TournamentRepository(EventStore(redis_client, "tournament"), redis_client)
+    credentials = CountingCredentials(tables, players, tournaments)
+    lobby_server = grpc.aio.server(interceptors=[FailuresAsStatus()])
+    internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(credentials, lobby_server)
+    nowhere = grpc.aio.insecure_channel("127.0.0.1:9")  # no table is started: no rules asked
+    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+        LobbyServicer(
+            tables,
+            players,
+            rules_pb2_grpc.RulesServiceStub(nowhere),
+            Tournaments(tournaments, tables, players),
+            redis_client,
+        ),
+        lobby_server,
+    )
+    lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
+    await lobby_server.start()
+    lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
+    keys = ApiKeys(redis_client)
+    _issued, api_key = await keys.issue("players")
+    authorization = Authorization(
+        keys,
+        internal_lobby_pb2_grpc.CredentialServiceStub(lobby_channel),
+        grant_seconds=GRANT_SECONDS,
+        redis=redis_client,
+    )
+    server = grpc.aio.server(interceptors=[authorization, FailuresAsStatus()])
+    handler = grpc.unary_unary_rpc_method_handler(
+        _admitted, request_deserializer=lobby_pb2.SetReadyRequest.FromString
+    )
+    server.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler("shikoku.v1.LobbyService", {"SetReady": handler})]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    following = asyncio.create_task(authorization.follow_grant_changes())
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield Setup(
+                authorization,
+                channel,
+                lobby_pb2_grpc.LobbyServiceStub(lobby_channel),
+                credentials,
+                api_key,
+            )
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        await server.stop(None)
+        await lobby_channel.close(None)
+        await nowhere.close(None)
+        await lobby_server.stop(None)
+
+
+async def until(condition: object, seconds: float = 5.0) -> None:
+    start = time.monotonic()
+    while not (condition() if callable(condition) else condition):
+        assert time.monotonic() - start < seconds
+        await asyncio.sleep(0.01)
+
+
+async def test_a_grant_lasts_until_its_table_changes_and_not_a_moment_longer(setup: Setup) -> None:
+    await until(lambda: setup.authorization.following)
+    created = await setup.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=3))
+    setup.table_id = created.table.table_id
+    joined = await setup.lobby.JoinTable(
+        lobby_pb2.JoinTableRequest(table_id=setup.table_id, player_name="Ann")
+    )
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    asked = setup.credentials.asked
+    for _ in range(3):  # well past GRANT_SECONDS: while following, the grant holds
+        assert [await setup.set_ready(joined.seat_token) for _ in range(10)] == ["OK"] * 10
+        await asyncio.sleep(GRANT_SECONDS)
+    assert setup.credentials.asked == asked
+
+    # Another seat joins: the table changed, so its grants are checked again, once.
+    await setup.lobby.JoinTable(
+        lobby_pb2.JoinTableRequest(table_id=setup.table_id, player_name="Ben")
+    )
+    await until(lambda: not setup.authorization.credentials_remembered)
+    assert [await setup.set_ready(joined.seat_token) for _ in range(5)] == ["OK"] * 5
+    assert setup.credentials.asked == asked + 1
+
+    # The seat is left, by a call that never went through this gateway: refused at once.
+    leave = lobby_pb2.LeaveTableRequest(table_id=setup.table_id)
+    await setup.lobby.LeaveTable(leave, metadata=[("authorization", f"Bearer {joined.seat_token}")])
+    start = time.monotonic()
+    while (reason := await setup.set_ready(joined.seat_token)) == "OK":
+        assert time.monotonic() - start < 2.0, "the left seat's grant outlived the change"
+        await asyncio.sleep(0.01)
+    assert reason in {"INVALID_CREDENTIAL", "NOT_A_SEAT"}
+
+
+async def test_without_announcements_grants_lapse_after_a_few_seconds(setup: Setup) -> None:
+    await until(lambda: setup.authorization.following)
+    setup.authorization.following = False  # as when the subscription is lost
+    created = await setup.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=3))
+    setup.table_id = created.table.table_id
+    joined = await setup.lobby.JoinTable(
+        lobby_pb2.JoinTableRequest(table_id=setup.table_id, player_name="Ann")
+    )
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    asked = setup.credentials.asked
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    assert setup.credentials.asked == asked
+    await asyncio.sleep(GRANT_SECONDS + 0.05)
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    assert setup.credentials.asked == asked + 1
