@@ -105,8 +105,23 @@ def has_route(state: GameState, corporation: Corporation) -> bool:
     """8.7.5: a station token in a city connected to another revenue centre, which may be
     another city holding the corporation's own token. Whether a legal route of two stops
     exists, whatever the stops earn (a printed city earns nothing yet): the route engine's
-    search, with every stop worth one."""
-    graph = board.track_graph(position(state), corporation.id, state.phase, (Train("2", 2),))
+    search, with every stop worth one. Found once per position, corporation and phase (the
+    position's derived values; the train step asks it again and again)."""
+    found = position(state).derived(_routes_found)
+    key = (corporation.id, state.phase)
+    known = found.get(key)
+    if known is None:
+        known = found[key] = _has_route(position(state), corporation.id, state.phase)
+    return known
+
+
+def _routes_found(_position: board.Position) -> dict[tuple[str, str], bool]:
+    """Per (corporation, phase), whether it has a route at this position (`has_route`)."""
+    return {}
+
+
+def _has_route(at: board.Position, corporation: str, phase: str) -> bool:
+    graph = board.track_graph(at, corporation, phase, (Train("2", 2),))
     counted = tuple(
         dataclasses.replace(node, revenue=1, revenue_by_train={}) if node.is_centre else node
         for node in graph.nodes
