@@ -14,18 +14,10 @@ that ends is replaced by a new one at once. Printed:
   whole machine's busy share and how much of it went to processes not ours (on a shared machine
   those figures are not to be trusted), and each process's RSS after the level;
 - the pure domain in this process: decide+fold commands/s (as bench_rules.py measures it), and
-  the best gateway commands/s divided by it;
-- the 18xx.games site engine, when SITE_ENGINE_DIR is set: our in-process replay of
-  ../shared/fixtures/18xx.games/1889/314.json (or under $SHIKOKU_SHARED), and our fold of its
-  events, each divided by the site's own `Engine::Game.load` of the same file (timed inside
-  Ruby by bench/site_engine.rb).
+  the best gateway commands/s divided by it.
 
-The site engine, outside this repository (nothing of it is copied here):
-
-  apt-get install -y ruby
-  git clone --depth 1 https://github.com/tobymao/18xx ../site-engine/18xx
-  git clone --depth 1 https://github.com/jarmo/require_all ../site-engine/require_all
-  SITE_ENGINE_DIR=../site-engine/18xx make bench
+The comparison with the 18xx.games site engine is bench/bench_site.py's (CPU time, the sides
+taking turns).
 
 Settings (environment):
 
@@ -36,14 +28,6 @@ Settings (environment):
   SHIKOKU_LOAD_OPEN_RATE    commands/s offered by each open-loop game, default 2
   SHIKOKU_LOAD_OPEN_SECONDS seconds of the open loop, default 20
   SHIKOKU_LOAD_DECIDE_GAMES random games for the in-process decide rate, default 10
-  SITE_ENGINE_DIR           a checkout of github.com/tobymao/18xx (its lib/engine is the site
-                            engine); unset: the two site-engine rows are skipped
-  SITE_REQUIRE_ALL_DIR      a checkout of github.com/jarmo/require_all (the one gem the engine
-                            needs; its lib/ goes on Ruby's load path); default: a folder named
-                            require_all beside SITE_ENGINE_DIR
-  SITE_RUBY                 the Ruby to run (default: ruby; Debian's ruby 3.1 works)
-  SITE_RUNS                 replays timed on each side after one untimed, the median is
-                            used, default 7
 
 `make bench` runs it with SHIKOKU_RATE_PER_SECOND=0 (one address, no credentials: the
 per-caller rate limit would only measure itself). The defaults take about 2-3 minutes on 2 cores.
@@ -51,12 +35,9 @@ per-caller rate limit would only measure itself). The defaults take about 2-3 mi
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import random
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -82,16 +63,10 @@ from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, ShikokuError
 from shikoku_sdk.random_player import choose, command_for
 from shikoku_sdk.tables import seat_table
-from tests.shared import SITE_GAMES
 from tools import bots
-from tools.sitelog.export_format import load
-from tools.sitelog.in_process import InProcessTable
-from tools.sitelog.replay import replay
 
 SEATS = 4
 CALL_SECONDS = 30.0
-SITE_GAME = SITE_GAMES / "314.json"  # ../shared/fixtures/18xx.games/1889 (or $SHIKOKU_SHARED)
-SITE_SCRIPT = Path(__file__).resolve().parent / "site_engine.rb"
 SUBMIT, LEGAL, OPTIMIZE, SETUP = "SubmitCommand", "ListLegalActions", "Optimize", "seat a table"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 T = TypeVar("T")
@@ -116,7 +91,6 @@ OPEN_GAMES = scaled(int(setting("SHIKOKU_LOAD_OPEN_GAMES", "200")))
 OPEN_RATE = float(setting("SHIKOKU_LOAD_OPEN_RATE", "2"))
 OPEN_SECONDS = float(setting("SHIKOKU_LOAD_OPEN_SECONDS", "20"))
 DECIDE_GAMES = int(setting("SHIKOKU_LOAD_DECIDE_GAMES", "10"))
-SITE_RUNS = int(setting("SITE_RUNS", "7"))
 WARM_UP_GAMES, WARM_UP_SECONDS = 4, 3.0
 
 
@@ -548,111 +522,6 @@ def in_process() -> InProcess:
     )
 
 
-# -- the site engine --------------------------------------------------------------------------
-
-
-def site_engine_paths() -> tuple[Path, Path] | str:
-    """The engine's and require_all's lib folders, or why the site rows are skipped."""
-    engine = os.environ.get("SITE_ENGINE_DIR", "").strip()
-    if not engine:
-        return "SITE_ENGINE_DIR is not set (a checkout of github.com/tobymao/18xx)"
-    engine_lib = Path(engine).resolve() / "lib"
-    if not (engine_lib / "engine.rb").is_file():
-        return f"SITE_ENGINE_DIR={engine} has no lib/engine.rb"
-    given = os.environ.get("SITE_REQUIRE_ALL_DIR", "").strip()
-    base = Path(given) if given else Path(engine).resolve().parent / "require_all"
-    for lib in (base / "lib", base):
-        if (lib / "require_all.rb").is_file():
-            return engine_lib, lib
-    return f"no require_all.rb in {base}/lib (set SITE_REQUIRE_ALL_DIR)"
-
-
-def revision(checkout: Path) -> str:
-    if (checkout / "REVISION").is_file():
-        return (checkout / "REVISION").read_text().strip()[:12]
-    done = subprocess.run(
-        ["git", "-C", str(checkout), "rev-parse", "--short=12", "HEAD"],
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip() if done.returncode == 0 else "unknown revision"
-
-
-def site_rows() -> None:
-    print(f"18xx.games site engine, {SITE_GAME.name} ({SITE_GAME}):")
-    paths = site_engine_paths()
-    if isinstance(paths, str):
-        print(f"  skipped: {paths}")
-        return
-    if not SITE_GAME.is_file():
-        print(f"  skipped: {SITE_GAME} is missing")
-        return
-    engine_lib, require_all_lib = paths
-    ruby = setting("SITE_RUBY", "ruby")
-    if shutil.which(ruby) is None:
-        print(f"  skipped: no {ruby} on PATH (apt-get install -y ruby)")
-        return
-    site_args = (str(SITE_GAME), str(SITE_RUNS))
-    meter = OthersMeter()
-    done = subprocess.run(
-        [ruby, "-I", str(engine_lib), "-I", str(require_all_lib), str(SITE_SCRIPT), *site_args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "ENGINE_LOG_LEVEL": "4"},
-        timeout=600,
-    )
-    if done.returncode != 0:
-        print(f"  FAILED: {ruby} exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
-        return
-    site = json.loads(done.stdout.strip().splitlines()[-1])
-    site_others = meter.share()
-    site_seconds = statistics.median(site["load_seconds"])
-
-    game = load(SITE_GAME)
-    replays, folds, decides = [], [], []
-    meter = OthersMeter()
-    replay(game, InProcessTable(game))  # warming up, untimed, as on the site's side
-    for _ in range(SITE_RUNS):
-        table = InProcessTable(game)
-        start = time.perf_counter()
-        outcome = replay(game, table)
-        replays.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        fold(table.events)
-        folds.append(time.perf_counter() - start)
-        decides.append(decide_fold(batch.command for batch in table.batches))
-    our_others = meter.share()
-    ours, folded = statistics.median(replays), statistics.median(folds)
-    decided = statistics.median(decides)
-    agree = outcome.matches(game) and site["result"] == game.result
-    print(
-        f"  site: tobymao/18xx {revision(engine_lib.parent)}, ruby {site['ruby']}; "
-        f"Engine::Game.load of {site['actions']} actions: median {1000 * site_seconds:.0f} ms "
-        f"of {SITE_RUNS} ({', '.join(f'{1000 * s:.0f}' for s in site['load_seconds'])}); "
-        f"requiring the engine {site['require_seconds']:.1f} s, not counted"
-    )
-    print(
-        f"  (other processes took {100 * site_others:.0f}% of the machine while Ruby ran, "
-        f"{100 * our_others:.0f}% while ours did; each side: median of {SITE_RUNS} after one "
-        f"untimed)"
-    )
-    print(
-        f"  (a) our in-process replay (translate + decide + evolve, {outcome.actions} actions, "
-        f"{len(table.batches)} commands): {1000 * ours:.0f} ms / site {1000 * site_seconds:.0f} "
-        f"ms = {ours / site_seconds:.2f}   "
-        f"[decide+fold of those commands alone: {1000 * decided:.0f} ms = "
-        f"{decided / site_seconds:.2f}]"
-    )
-    print(
-        f"  (b) our fold of its {len(table.events)} events: {1000 * folded:.1f} ms / site "
-        f"{1000 * site_seconds:.0f} ms = {folded / site_seconds:.3f}"
-    )
-    print(
-        "  final net worths: "
-        + ("ours, the export's and the site engine's agree" if agree else "DIFFER")
-    )
-
-
 # -- main -------------------------------------------------------------------------------------
 
 
@@ -696,7 +565,6 @@ def main() -> None:
         f"{pure.bot_rate:,.0f} commands/s; other processes took {100 * pure.others:.0f}% of "
         f"the machine meanwhile"
     )
-    site_rows()
     print()
 
     # The processes' output is kept aside, and shown only when one of them fails.
