@@ -23,7 +23,7 @@ from typing import Literal
 
 from services.rules.board.position import Position
 from services.rules.board.title import StopKind
-from services.rules.board.track import StopRef, network_of
+from services.rules.board.track import StopRef, blocked_stops, network_of
 
 #: What a walk reaches: a side crossed from a hex (node, hex), or a stop (node, "").
 _Key = tuple[int, str]
@@ -87,11 +87,10 @@ class Reach:
         self._sources = tuple(
             self._net.stop_nodes[city] for city in position.token_cities(corporation)
         )
+        blocked = blocked_stops(position, corporation)
         self._passable = tuple(
-            self._may_pass(position, ref, kind)
-            for ref, kind in zip(
-                self._net.stop_refs, (s.kind for s in self._net.stops), strict=True
-            )
+            stop.kind is not StopKind.OFFBOARD and ref not in blocked
+            for ref, stop in zip(self._net.stop_refs, self._net.stops, strict=True)
         )
         self._tree = self._search(frozenset(), None)
         self._verdicts: dict[_Key, bool] = {}
@@ -121,9 +120,6 @@ class Reach:
                 if hex_ != from_hex:
                     entries.add((hex_, edge))
         return Connectivity(self.corporation, frozenset(stops), frozenset(entries))
-
-    def _may_pass(self, position: Position, ref: StopRef, kind: StopKind) -> bool:
-        return kind is not StopKind.OFFBOARD and not position.blocks(ref, self.corporation)
 
     def _legal(self, key: _Key) -> bool:
         verdict = self._verdicts.get(key)

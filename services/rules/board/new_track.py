@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from services.rules.board.position import Position
 from services.rules.board.title import STOP, Stop, StopKind, Tile, TrackPath, is_edge
-from services.rules.board.track import Network, network_of
+from services.rules.board.track import Network, blocked_stops, network_of
 
 
 def uses_new_track_or_changes_a_city(
@@ -71,10 +71,11 @@ def _walk_all(position: Position, corporation: str) -> frozenset[int]:
     net = network_of(position)
     shape = position.track_derived(_shape)
     tokens = [net.stop_nodes[city] for city in position.token_cities(corporation)]
+    blocking = blocked_stops(position, corporation)
     blocked = frozenset(
         node
         for node in range(net.side_count, net.side_count + len(net.stops))
-        if _blocks(position, net, node, corporation)
+        if net.stop_of(node).kind is StopKind.OFFBOARD or net.stop_ref(node) in blocking
     )
     reached: set[int] = set()
     for token in tokens:
@@ -82,13 +83,6 @@ def _walk_all(position: Position, corporation: str) -> frozenset[int]:
         walk.nodes_seen.update(t for t in tokens if t != token)
         walk.run(walk.node(token, converging=False))
     return frozenset(reached)
-
-
-def _blocks(position: Position, net: Network, node: int, corporation: str) -> bool:
-    stop = net.stop_of(node)
-    if stop.kind is StopKind.OFFBOARD:
-        return True
-    return position.blocks(net.stop_ref(node), corporation)
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,7 +13,7 @@ from functools import cache
 
 from services.rules.board.layout import Layout, layout_of
 from services.rules.board.position import Position
-from services.rules.board.title import STOP, Stop, Tile, Title, TrackPath, is_edge
+from services.rules.board.title import STOP, Stop, StopKind, Tile, Title, TrackPath, is_edge
 
 #: A stop on the board: its hex and its index among the stops of the hex's tile.
 StopRef = tuple[str, int]
@@ -49,6 +49,38 @@ class Network:
 
 def network_of(position: Position) -> Network:
     return position.track_derived(_build)
+
+
+def blocked_stops(position: Position, corporation: str) -> frozenset[StopRef]:
+    """The stops that block the corporation (`Position.blocks`): cities whose every spot is
+    held, none by it."""
+    return frozenset(
+        ref for ref, held in position.derived(_full_cities).items() if corporation not in held
+    )
+
+
+def _full_cities(position: Position) -> dict[StopRef, tuple[str | None, ...]]:
+    """The cities without an open spot, with who holds their spots: those holding tokens, and
+    any city without spots at all."""
+    full: dict[StopRef, tuple[str | None, ...]] = dict.fromkeys(
+        position.track_derived(_spotless_cities), ()
+    )
+    for ref in position.tokens:
+        tile, _ = position.content(ref[0])
+        if tile.stops[ref[1]].kind is StopKind.CITY:
+            spots = position.spots(ref)
+            if None not in spots:
+                full[ref] = spots
+    return full
+
+
+def _spotless_cities(position: Position) -> tuple[StopRef, ...]:
+    net = network_of(position)
+    return tuple(
+        ref
+        for ref, stop in zip(net.stop_refs, net.stops, strict=True)
+        if stop.kind is StopKind.CITY and stop.spots == 0
+    )
 
 
 def _build(position: Position) -> Network:
