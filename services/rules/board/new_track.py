@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from functools import cache
 
+from services.rules.board.layout import Layout
 from services.rules.board.position import Position
 from services.rules.board.title import STOP, Stop, StopKind, Tile, TrackPath, is_edge
 from services.rules.board.track import Network, blocked_stops, network_of
@@ -41,35 +42,20 @@ def uses_new_track_or_changes_a_city(
         return True
     new, _ = after.content(hex_)
     net = network_of(after)
-    reached = walked_paths(after, corporation)
-    for path in after.track_derived(_shape).by_hex.get(hex_, ()):
-        if path not in reached:
-            continue
+    changed = []
+    for path in net.hex_paths.get(hex_, ()):
         drawn = net.path_drawn[path]
         kept = next((o for o in old_paths if _within(drawn, new, o, old)), None)
-        if kept is None:
-            return True  # new track (and, as the site counts it, a changed value too)
-        if _values(kept, old) != _values(drawn, new):
-            return True
-    return False
+        # New track (and, as the site counts it, a changed value too), or a changed value.
+        if kept is None or _values(kept, old) != _values(drawn, new):
+            changed.append(path)
+    return bool(changed) and _walk_reaches(after, corporation, frozenset(changed))
 
 
-def walked_paths(position: Position, corporation: str) -> frozenset[int]:
-    """The paths (by number in `network_of(position)`) the site's walk reaches."""
-    walks = position.derived(_walks)
-    found = walks.get(corporation)
-    if found is None:
-        found = walks[corporation] = _walk_all(position, corporation)
-    return found
-
-
-def _walks(position: Position) -> dict[str, frozenset[int]]:
-    return {}
-
-
-def _walk_all(position: Position, corporation: str) -> frozenset[int]:
+def _walk_reaches(position: Position, corporation: str, targets: frozenset[int]) -> bool:
+    """Whether the site's walk reaches one of the paths `targets` (by number in
+    `network_of(position)`): the walk stops at the first it reaches."""
     net = network_of(position)
-    shape = position.track_derived(_shape)
     tokens = [net.stop_nodes[city] for city in position.token_cities(corporation)]
     blocking = blocked_stops(position, corporation)
     blocked = frozenset(
@@ -77,61 +63,23 @@ def _walk_all(position: Position, corporation: str) -> frozenset[int]:
         for node in range(net.side_count, net.side_count + len(net.stops))
         if net.stop_of(node).kind is StopKind.OFFBOARD or net.stop_ref(node) in blocking
     )
-    reached: set[int] = set()
     for token in tokens:
-        walk = _Walk(net, shape, blocked, reached)
+        walk = _Walk(net, blocked, targets)
         walk.nodes_seen.update(t for t in tokens if t != token)
-        walk.run(walk.node(token, converging=False))
-    return frozenset(reached)
+        if walk.run(walk.node(token, converging=False)):
+            return True
+    return False
 
 
-@dataclass(frozen=True, eq=False)
-class _Shape:
-    """A network's paths as the walk uses them (built once per track)."""
-
-    #: Per path, the sides it runs to and the stops it joins, in the order drawn.
-    sides: tuple[tuple[int, ...], ...]
-    stops: tuple[tuple[int, ...], ...]
-    #: Per (side, hex), the paths of that hex's tile at that side, in the tile's order.
-    at_side: dict[tuple[int, str], tuple[int, ...]]
-    #: (path, side) where two or more paths of the path's tile meet at that side.
-    converging: frozenset[tuple[int, int]]
-    #: Per (side, hex), the hex across the side.
-    across: dict[tuple[int, str], str]
-    #: Per hex, its paths.
-    by_hex: dict[str, tuple[int, ...]]
-
-
-def _shape(position: Position) -> _Shape:
-    net = network_of(position)
-    count = net.side_count
-    sides = tuple(tuple(n for n in nodes if n < count) for nodes in net.path_nodes)
-    stops = tuple(tuple(n for n in nodes if n >= count) for nodes in net.path_nodes)
-    at_side: dict[tuple[int, str], list[int]] = {}
-    by_hex: dict[str, list[int]] = {}
-    for path, hex_ in enumerate(net.path_hexes):
-        by_hex.setdefault(hex_, []).append(path)
-        for side in sides[path]:
-            at_side.setdefault((side, hex_), []).append(path)
-    converging = frozenset(
-        (path, side)
-        for path, hex_ in enumerate(net.path_hexes)
-        for side in sides[path]
-        if len(at_side[(side, hex_)]) > 1
-    )
+@cache
+def _across(layout: Layout) -> dict[tuple[int, str], str]:
+    """Per (side, hex), the hex across the side (for the sides between two hexes)."""
     across = {}
-    for side, ends in enumerate(net.layout.side_ends):
+    for side, ends in enumerate(layout.side_ends):
         if len(ends) == 2:
             (a, _), (b, _) = ends
             across[(side, a)], across[(side, b)] = b, a
-    return _Shape(
-        sides=sides,
-        stops=stops,
-        at_side={key: tuple(paths) for key, paths in at_side.items()},
-        converging=converging,
-        across=across,
-        by_hex={hex_: tuple(paths) for hex_, paths in by_hex.items()},
-    )
+    return across
 
 
 _Step = Iterator[tuple[Callable[..., "_Step"], tuple[object, ...]]]
@@ -143,26 +91,32 @@ class _Walk:
     that no Python recursion limit applies): `run` drives them."""
 
     def __init__(
-        self, net: Network, shape: _Shape, blocked: frozenset[int], reached: set[int]
+        self,
+        net: Network,
+        blocked: frozenset[int],
+        targets: frozenset[int],
     ) -> None:
         self.net = net
-        self.shape = shape
+        self.across = _across(net.layout)
         self.blocked = blocked
-        self.reached = reached
         self.nodes_seen: set[int] = set()
         self.paths_seen: set[int] = set()
         self.left_by: Counter[tuple[int, str]] = Counter()
+        #: The walk stops once it reaches one of these paths.
+        self.targets = targets
+        self.found = False
 
-    @staticmethod
-    def run(start: _Step) -> None:
+    def run(self, start: _Step) -> bool:
+        """Walks from `start`; whether it reached one of the targets (it stops there)."""
         stack = [start]
-        while stack:
+        while stack and not self.found:
             try:
                 call, arguments = next(stack[-1])
             except StopIteration:
                 stack.pop()
                 continue
             stack.append(call(*arguments))
+        return self.found
 
     def node(self, stop: int, converging: bool) -> _Step:
         if stop in self.nodes_seen:
@@ -172,6 +126,11 @@ class _Walk:
             yield self.path, (path, None, converging, stop, converging)
         if converging:
             self.nodes_seen.discard(stop)
+
+    def _at_side(self, side: int, hex_: str) -> list[int]:
+        """The paths of the hex's tile at that side, in the tile's order."""
+        net = self.net
+        return [path for path, _end in net.incidence[side] if net.path_hexes[path] == hex_]
 
     def path(
         self,
@@ -183,24 +142,30 @@ class _Walk:
     ) -> _Step:
         if path in self.paths_seen:
             return
-        hex_ = self.net.path_hexes[path]
-        sides = self.shape.sides[path]
+        net = self.net
+        hex_ = net.path_hexes[path]
+        ends = net.path_nodes[path]
+        count = net.side_count
+        sides = [end for end in ends if end < count]  # in the order drawn
         if any(self.left_by[(side, hex_)] for side in sides):
             return
         self.paths_seen.add(path)
-        self.reached.add(path)
-        for stop in self.shape.stops[path]:
-            if stop != origin and stop not in self.blocked:
+        if path in self.targets:
+            self.found = True
+            return
+        for stop in ends:
+            if stop >= count and stop != origin and stop not in self.blocked:
                 yield self.node, (stop, origin_converging or converging)
         for side in sides:
             if side == entered:
                 continue
-            across = self.shape.across.get((side, hex_))
+            across = self.across.get((side, hex_))
             if across is None:
                 continue
             self.left_by[(side, hex_)] += 1
-            onward = converging or (path, side) in self.shape.converging
-            for following in self.shape.at_side.get((side, across), ()):
+            # Two or more paths of this tile meet at the side.
+            onward = converging or len(self._at_side(side, hex_)) > 1
+            for following in self._at_side(side, across):
                 yield self.path, (following, side, onward, origin, origin_converging)
             self.left_by[(side, hex_)] -= 1
         if converging:

@@ -32,6 +32,8 @@ class Network:
     path_nodes: tuple[tuple[int, int], ...]
     #: Per node, the paths touching it, as (path, which end: 0 or 1).
     incidence: tuple[tuple[tuple[int, int], ...], ...]
+    #: Per hex with track, its paths (numbered hex by hex, so a range).
+    hex_paths: Mapping[str, range]
 
     @property
     def side_count(self) -> int:
@@ -92,6 +94,7 @@ def _build(position: Position) -> Network:
     path_hexes: list[str] = []
     path_drawn: list[TrackPath] = []
     path_nodes: list[tuple[int, int]] = []
+    hex_paths: dict[str, range] = {}
     for hex_ in parts.hexes:
         tile, rotation = position.content(hex_)
         first_stop = sides + len(stop_refs)
@@ -100,6 +103,8 @@ def _build(position: Position) -> Network:
         if part is None:
             part = parts.known[key] = _hex_part(layout, hex_, tile, rotation, first_stop)
         stop_refs.extend(part.stop_refs)
+        if part.path_nodes:
+            hex_paths[hex_] = range(len(path_nodes), len(path_nodes) + len(part.path_nodes))
         stops.extend(tile.stops)
         path_hexes.extend(part.path_hexes)
         path_drawn.extend(part.path_drawn)
@@ -117,6 +122,7 @@ def _build(position: Position) -> Network:
         path_drawn=tuple(path_drawn),
         path_nodes=tuple(path_nodes),
         incidence=tuple(tuple(links) for links in incidence),
+        hex_paths=hex_paths,
     )
 
 
