@@ -1,16 +1,18 @@
 """Benchmark: what observing a call costs (metrics, the access log, tracing), in CPU per call.
 
 One process serves a trivial unary method on grpc.aio servers over loopback and calls it from
-grpc.aio clients, one call after another, with the server's layers as every service has them
-(the request decoder, FailuresAsStatus) and, setting by setting, what observing adds: the call
-metrics; the access log, JSON into a pipe that another process reads (as a container runtime
-or `shikoku run` reads a service's stderr), written a line at a time or in batches by
-infra.log_writer (what the services do); tracing (the SDK's spans, the client's and the
-server's interceptors, exported to nowhere). The settings take turns, RUNS rounds of CALLS
-calls each, and the least CPU a setting took in a round is printed (on a shared machine the
-others' load only ever adds): CPU microseconds per call, client and server together (both are
-this process), and what each adds to the one before it. A command costs about twice what a
-call adds (a call to the gateway and one to the rules service), plus the Redis timing.
+grpc.aio clients, one call after another: with no interceptor at all, then with the one call
+chain every service has (infra.call_chain: the request decoder and failures as statuses) and,
+setting by setting, what observing adds: the call metrics; the access log, JSON into a pipe
+that another process reads (as a container runtime or `shikoku run` reads a service's stderr),
+written a line at a time or in batches by infra.log_writer (what the services do); two
+admissions that let every call through (the gateway's rate limit and access check are two);
+tracing (the SDK's spans, the client's and the server's interceptors, exported to nowhere).
+The settings take turns, RUNS rounds of CALLS calls each, and the least CPU a setting took in
+a round is printed (on a shared machine the others' load only ever adds): CPU microseconds per
+call, client and server together (both are this process), and what each adds to the one before
+it. A command costs about twice what a call adds (a call to the gateway and one to the rules
+service), plus the Redis timing.
 
   SHIKOKU_OBSERVE_CALLS  calls per round, default 2000
   SHIKOKU_OBSERVE_RUNS   rounds, default 7
@@ -35,13 +37,11 @@ import grpc
 from google.protobuf import empty_pb2
 
 from infra.access_log import AccessLog
-from infra.call_observer import ObservesCalls
+from infra.call_chain import Admission, CallChain
 from infra.calls import Observer
-from infra.interceptors import FailuresAsStatus
 from infra.log_writer import BatchingHandler
 from infra.logs import JsonFormatter
 from infra.metrics import CallMetrics
-from infra.requests import DecodesRequests
 from shikoku_dev.redis_server import free_port
 
 CALLS = int(os.environ.get("SHIKOKU_OBSERVE_CALLS", "2000"))
@@ -73,11 +73,16 @@ class Setting:
     best: float = float("inf")
 
 
+class LetThrough(Admission):
+    async def admit(self, method: str, request: Any, context: Any) -> None:
+        return None
+
+
 async def started(
-    outer: Sequence[Any], client_interceptors: Sequence[Any] = ()
+    interceptors: Sequence[Any], client_interceptors: Sequence[Any] = ()
 ) -> tuple[grpc.aio.Server, Any]:
-    """A server with `outer` before the services' own layers, and a client's callable of it."""
-    server = grpc.aio.server(interceptors=[*outer, DecodesRequests(), FailuresAsStatus()])
+    """A server with `interceptors`, and a client's callable of it."""
+    server = grpc.aio.server(interceptors=list(interceptors))
     server.add_generic_rpc_handlers((handler(),))
     address = f"127.0.0.1:{free_port()}"
     server.add_insecure_port(address)
@@ -136,21 +141,28 @@ def tracing_layers() -> tuple[list[Any], list[Any], Observer]:
 async def main() -> None:
     server_tracing, client_tracing, span = tracing_layers()
     batched = piped_access_log("batched", batched=True)
+    admissions = [LetThrough(), LetThrough()]
     settings = [
-        Setting("bare (decoder, FailuresAsStatus)", await started([])),
-        Setting("+ call metrics", await started([ObservesCalls([CallMetrics()])])),
+        Setting("no interceptor", await started([])),
+        Setting("the chain (decoder, failures as statuses)", await started([CallChain()])),
+        Setting("+ call metrics", await started([CallChain([CallMetrics()])])),
         Setting(
             "+ access log, a write per line",
-            await started([ObservesCalls([CallMetrics(), piped_access_log("lines", False)])]),
+            await started([CallChain([CallMetrics(), piped_access_log("lines", False)])]),
         ),
         Setting(
             "+ access log, batched (as served)",
-            await started([ObservesCalls([CallMetrics(), batched])]),
+            await started([CallChain([CallMetrics(), batched])]),
+        ),
+        Setting(
+            "+ two admissions (as the gateway's)",
+            await started([CallChain([CallMetrics(), batched], admissions)]),
         ),
         Setting(
             "+ tracing (client and server spans)",
             await started(
-                [*server_tracing, ObservesCalls([CallMetrics(), batched, span])], client_tracing
+                [*server_tracing, CallChain([CallMetrics(), batched, span], admissions)],
+                client_tracing,
             ),
         ),
     ]
@@ -162,8 +174,8 @@ async def main() -> None:
                 await call(empty_pb2.Empty())
             setting.best = min(setting.best, (time.process_time() - start) / CALLS * 1e6)
     print(f"{CALLS} calls a round, least of {RUNS} rounds; CPU µs per call (client + server)")
-    bare, metrics, lines, served, traced = (setting.best for setting in settings)
-    before = {1: bare, 2: metrics, 3: metrics, 4: served}
+    _none, bare, metrics, lines, served, _admitted, traced = (s.best for s in settings)
+    before = {1: _none, 2: bare, 3: metrics, 4: metrics, 5: served, 6: _admitted}
     for n, setting in enumerate(settings):
         added = setting.best - before.get(n, setting.best)
         print(f"  {setting.label:<38} {setting.best:8.1f}   {added:+7.1f}")

@@ -41,9 +41,9 @@ from redis.asyncio.cluster import RedisCluster
 from gateway.api_keys import ApiKeys, api_key_from
 from infra import calls
 from infra.announcements import GRANTS_CHANGED, follow
+from infra.call_chain import Admission
 from infra.grpc_errors import from_rpc_error
 from infra.grpc_types import Context
-from infra.interceptors import Admission
 from infra.metadata import optional_bearer_token
 from kernel.rejection import Kind, Rejected
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2

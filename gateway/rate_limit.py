@@ -50,9 +50,9 @@ from redis.exceptions import RedisError
 
 from gateway import metrics
 from gateway.api_keys import ApiKey, ApiKeys, api_key_from
+from infra.call_chain import Admission
 from infra.deployment_token import carries_token
 from infra.grpc_types import Context
-from infra.interceptors import Admission
 from infra.metadata import optional_bearer_token
 from kernel.rejection import Kind, Rejected
 

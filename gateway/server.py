@@ -27,11 +27,11 @@ from gateway.spectating import SpectatorView
 from gateway.spectator_gate import SpectatorGate
 from gateway.stream_quota import StreamQuota
 from gateway.watching import GameWatchers
+from infra.call_chain import Admission
 from infra.config import connect_redis, service_channel
 from infra.eventstore import EventStore, StoredEvent
 from infra.forwarding import add_service, forward, forward_stream, relay_error
 from infra.grpc_server import Context, serve
-from infra.interceptors import Admission
 from infra.metrics import watch_cache
 from infra.observability import observe_process
 from infra.open_files import raise_open_files_limit
@@ -339,7 +339,7 @@ class Gateway:
     (`authorization.follow_grant_changes`)."""
 
     served: Mapping[str, Served]
-    interceptors: list[Admission]
+    admissions: list[Admission]
     api_keys: ApiKeys
     authorization: Authorization
 
@@ -438,7 +438,7 @@ async def main() -> None:
         gateway.register,
         on_stop=stop,
         observability=settings.process.observability,
-        interceptors=gateway.interceptors,
+        admissions=gateway.admissions,
         descriptors=public_descriptors(),
         options=connection_options(settings),
     )

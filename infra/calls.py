@@ -2,7 +2,7 @@
 it ended (status code and our reason), and what it was about (the request once decoded, the
 application that made it).
 
-One `Call` is made per call by the outermost layer (`infra.call_observer` for gRPC, the web
+One `Call` is made per call by the outermost layer (`infra.call_chain` for gRPC, the web
 entrypoint's Connect interceptor) and handed to every `Observer` (metrics, the access log,
 the trace) when it starts and when it ends. Layers beneath fill it in as they learn things, in
 the call's own task: the request decoder notes the request, the gateway's key check the API

@@ -19,8 +19,8 @@ from typing import Any
 
 import grpc
 
+from infra.call_chain import Admission
 from infra.grpc_types import Context
-from infra.interceptors import Admission
 from kernel.rejection import Kind, Rejected
 
 HEADER = "x-shikoku-internal"

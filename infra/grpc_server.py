@@ -12,12 +12,10 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection_pb2
 
 from infra import reflection, tracing
-from infra.call_observer import ObservesCalls
+from infra.call_chain import Admission, CallChain
 from infra.grpc_types import Context
-from infra.interceptors import FailuresAsStatus
 from infra.observability import call_observers, observe_process
 from infra.process_settings import Observability
-from infra.requests import DecodesRequests
 from infra.stopping import stop_requested
 
 __all__ = ["Context", "Register", "serve"]
@@ -41,22 +39,23 @@ async def serve(
     grace_seconds: float = 5.0,
     *,
     observability: Observability,
-    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),  # type: ignore[type-arg]
+    admissions: Sequence[Admission] = (),
     descriptors: Sequence[descriptor_pb2.FileDescriptorProto] = (),
     options: Sequence[tuple[str, int | str]] = (),
 ) -> None:
     """Serves until SIGTERM or SIGINT, then stops taking calls, lets running ones finish for
     `grace_seconds`, and runs `on_stop`. `register` adds the servicers and returns their full
-    service names (for health and reflection). `interceptors` run before FailuresAsStatus,
-    the first outermost. Reflection serves `descriptors` (with the files they import), or else
-    the generated code's descriptors of the registered services; with those of health and
-    reflection themselves, and nothing else. Every call is observed (metrics, access log, its
-    span when tracing is on) before any of them runs, as `observability` says. `options` are
-    gRPC server options (channel arguments) of this process, after the ones every service has."""
+    service names (for health and reflection). Reflection serves `descriptors` (with the files
+    they import), or else the generated code's descriptors of the registered services; with
+    those of health and reflection themselves, and nothing else. `options` are gRPC server
+    options (channel arguments) of this process, after the ones every service has.
+    Every call goes through one `CallChain`: observed (metrics, access log, as `observability`
+    says), decoded, admitted by `admissions` in order, failures as statuses; and, when tracing
+    is on, through the tracer's own interceptor before it (its span)."""
     observe_process(name, observability)
-    observed = [*tracing.server_interceptors(), ObservesCalls(call_observers())]
+    chain = CallChain(call_observers(), admissions)
     server = grpc.aio.server(
-        interceptors=[*observed, DecodesRequests(), *interceptors, FailuresAsStatus()],
+        interceptors=[*tracing.server_interceptors(), chain],
         options=[
             ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES),
             # A second process on the same port is an error, not a silent share of its calls.

@@ -1,4 +1,5 @@
-"""One place that turns failures into proper gRPC statuses, for every service.
+"""One place that turns failures into proper gRPC statuses, for every service (the call
+chain, `infra.call_chain`, ends every call with them).
 
 A `Rejected` that a handler lets escape ends the call with its status and ErrorInfo; a write
 that lost a race (VersionConflict) ends it with FAILED_PRECONDITION CONTENDED; a Redis that
@@ -81,11 +82,13 @@ def rewrap(
     handler: grpc.RpcMethodHandler[Any, Any],
     unary: Callable[[Behaviour], Behaviour],
     streaming: Callable[[Behaviour], Behaviour],
+    decodes: bool = False,
 ) -> grpc.RpcMethodHandler[Any, Any]:
     """`handler` with its behaviour wrapped: by `unary` for calls answered once, by
-    `streaming` for calls that stream their answers."""
+    `streaming` for calls that stream their answers; `decodes`: the wrapper is handed the
+    request's bytes and decodes them itself."""
     serializers = {
-        "request_deserializer": handler.request_deserializer,
+        "request_deserializer": None if decodes else handler.request_deserializer,
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_unary is not None:
@@ -101,75 +104,12 @@ def rewrap(
     return handler
 
 
-class FailuresAsStatus(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
-    async def intercept_service(
-        self, continuation: Continuation, details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(details)
-        if handler is None:
-            return handler
-        return rewrap(handler, _unary, _streaming)
-
-
-class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
-    """Lets a call reach its handler only once `admit` has accepted it. `admit` runs in the
-    call's own task, where the request and the peer are known; it refuses by raising Rejected.
-    Methods under `free_prefixes` (health checks and reflection, unless a subclass says
-    otherwise) are always let through."""
-
-    free_prefixes: tuple[str, ...] = ("/grpc.health.v1.", "/grpc.reflection.")
-
-    async def admit(self, method: str, request: Any, context: Context) -> None:
-        raise NotImplementedError
-
-    async def intercept_service(
-        self, continuation: Continuation, details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(details)
-        if handler is None or details.method.startswith(self.free_prefixes):
-            return handler
-        method = details.method
-
-        def unary(behaviour: Behaviour) -> Behaviour:
-            async def call(request: Any, context: Context) -> Any:
-                await self._admit(method, request, context)
-                return await behaviour(request, context)
-
-            return call
-
-        def streaming(behaviour: Behaviour) -> Behaviour:
-            async def call(request: Any, context: Context) -> AsyncIterator[Any]:
-                await self._admit(method, request, context)
-                async for item in streamed(behaviour, request, context):
-                    yield item
-
-            return call
-
-        return rewrap(handler, unary, streaming)
-
-    async def _admit(self, method: str, request: Any, context: Context) -> None:
-        try:
-            await self.admit(method, request, context)
-        except Exception as error:
-            await end_call(error, context)
-
-
 async def end_call(error: Exception, context: Context) -> None:
     """Ends the call with the status `error` stands for; an error that is no refusal goes on."""
     rejection = as_rejected(error)
     if rejection is None:
         raise error
     await context.abort_with_status(to_status(rejection))  # type: ignore[attr-defined]
-
-
-def _unary(behaviour: Behaviour) -> Behaviour:
-    async def call(request: Any, context: Context) -> Any:
-        try:
-            return await behaviour(request, context)
-        except Exception as error:
-            await end_call(error, context)
-
-    return call
 
 
 async def streamed(behaviour: Behaviour, request: Any, context: Context) -> AsyncIterator[Any]:
@@ -182,14 +122,3 @@ async def streamed(behaviour: Behaviour, request: Any, context: Context) -> Asyn
         return
     async for item in answer:
         yield item
-
-
-def _streaming(behaviour: Behaviour) -> Behaviour:
-    async def call(request: Any, context: Context) -> AsyncIterator[Any]:
-        try:
-            async for item in streamed(behaviour, request, context):
-                yield item
-        except Exception as error:
-            await end_call(error, context)
-
-    return call

@@ -10,8 +10,8 @@ BadRequest's description and the ErrorInfo metadata takes at most 7,000 bytes of
 1,792), even before `kernel.rejection.quoted` shortens it.
 
 gRPC decodes a request before any interceptor runs, and a message it cannot decode ends the call
-as UNKNOWN with nothing said; so this interceptor, the outermost of every server, takes the
-bytes as they came, decodes them itself and hands the message on.
+as UNKNOWN with nothing said; so the call chain (`infra.call_chain`) takes the bytes as they
+came and decodes them itself, with `decoded`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import grpc
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from infra import calls
-from infra.grpc_types import Context
-from infra.interceptors import Behaviour, Continuation, end_call, streamed
 from kernel.rejection import Kind, Rejected
 
 #: Longest id (any string field named `*_id`, a token or a credential) a request may carry,
@@ -114,51 +110,3 @@ def decoded(raw: bytes, decode: Decode) -> Any:
     if isinstance(message, Message) and (refusal := oversized(message)) is not None:
         raise refusal
     return message
-
-
-class DecodesRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
-    async def intercept_service(
-        self, continuation: Continuation, details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(details)
-        decode = handler.request_deserializer if handler is not None else None
-        if handler is None or decode is None:
-            return handler
-        serializers = {
-            "request_deserializer": None,
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _unary(handler.unary_unary, decode), **serializers
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                _streaming(handler.unary_stream, decode), **serializers
-            )
-        return handler  # a client-streaming method decodes each message as gRPC does
-
-
-def _unary(behaviour: Behaviour, decode: Decode) -> Behaviour:
-    async def call(raw: bytes, context: Context) -> Any:
-        try:
-            request = decoded(raw, decode)
-        except Rejected as refusal:
-            await end_call(refusal, context)
-        calls.note_request(request)
-        return await behaviour(request, context)
-
-    return call
-
-
-def _streaming(behaviour: Behaviour, decode: Decode) -> Behaviour:
-    async def call(raw: bytes, context: Context) -> Any:
-        try:
-            request = decoded(raw, decode)
-        except Rejected as refusal:
-            await end_call(refusal, context)
-        calls.note_request(request)
-        async for item in streamed(behaviour, request, context):
-            yield item
-
-    return call

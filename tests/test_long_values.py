@@ -13,14 +13,13 @@ import pytest
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from infra.call_chain import FailuresAsStatus
 from infra.grpc_errors import DOMAIN, Metadata, reason_in, to_status
-from infra.interceptors import FailuresAsStatus
 from infra.requests import (
     MAX_ID_BYTES,
     MAX_ID_CHARS,
     MAX_TEXT_BYTES,
     MAX_TEXT_CHARS,
-    DecodesRequests,
     decoded,
 )
 from kernel.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, Kind, Rejected, bounded, quoted
@@ -174,7 +173,7 @@ class Echoing(title_pb2_grpc.TitleServiceServicer):
 
 @pytest.fixture
 async def echoing_server() -> AsyncIterator[str]:
-    server = grpc.aio.server(interceptors=[DecodesRequests(), FailuresAsStatus()])
+    server = grpc.aio.server(interceptors=[FailuresAsStatus()])
     title_pb2_grpc.add_TitleServiceServicer_to_server(Echoing(), server)
     address = f"127.0.0.1:{free_port()}"
     server.add_insecure_port(address)

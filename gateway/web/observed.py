@@ -1,5 +1,5 @@
 """Every call the web entrypoint serves, seen once, as the gRPC servers see theirs
-(`infra.call_observer`): a Connect interceptor makes its `Call` and hands it to the same
+(`infra.call_chain`): a Connect interceptor makes its `Call` and hands it to the same
 observers (metrics, the access log, the span), with the Connect code in gRPC's spelling and
 our reason from the error's ErrorInfo.
 

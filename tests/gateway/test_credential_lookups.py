@@ -17,9 +17,9 @@ import redis.asyncio
 from gateway.api_keys import ApiKeys
 from gateway.auth import Authorization
 from gateway.rate_limit import Limits, RateLimit, TokenBuckets
+from infra.call_chain import CallChain, FailuresAsStatus
 from infra.eventstore import EventStore
 from infra.grpc_types import Context
-from infra.interceptors import FailuresAsStatus
 from services.lobby.shell.accounts import PlayerRepository
 from services.lobby.shell.repository import TableRepository
 from services.lobby.shell.server import CredentialServicer, LobbyServicer
@@ -104,7 +104,7 @@ async def gateway(redis_client: redis.asyncio.Redis) -> AsyncIterator[Gateway]:
     )
     buckets = TokenBuckets(redis_client, Limits(per_second=50, burst=100))
     rate_limit = RateLimit(buckets, keys, authorization.vouches_for)
-    server = grpc.aio.server(interceptors=[rate_limit, authorization, FailuresAsStatus()])
+    server = grpc.aio.server(interceptors=[CallChain(admissions=[rate_limit, authorization])])
     server.add_generic_rpc_handlers(
         [
             grpc.method_handlers_generic_handler(

@@ -14,9 +14,9 @@ import pytest
 from grpc_status import rpc_status
 
 from gateway.public_api import public_services
+from infra.call_chain import FailuresAsStatus
 from infra.forwarding import add_service, service_handlers
 from infra.grpc_types import Context
-from infra.interceptors import FailuresAsStatus
 from kernel.rejection import Kind, Rejected
 from shikoku.v1 import game_pb2, game_pb2_grpc
 from shikoku_dev.redis_server import free_port

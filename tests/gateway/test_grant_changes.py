@@ -17,8 +17,8 @@ import redis.asyncio
 
 from gateway.api_keys import ApiKeys
 from gateway.auth import Authorization
+from infra.call_chain import CallChain, FailuresAsStatus
 from infra.eventstore import EventStore
-from infra.interceptors import FailuresAsStatus
 from services.lobby.shell.accounts import PlayerRepository
 from services.lobby.shell.repository import TableRepository
 from services.lobby.shell.server import LobbyServicer
@@ -91,7 +91,7 @@ async def setup(redis_client: redis.asyncio.Redis) -> AsyncIterator[Setup]:
         grant_seconds=GRANT_SECONDS,
         redis=redis_client,
     )
-    server = grpc.aio.server(interceptors=[authorization, FailuresAsStatus()])
+    server = grpc.aio.server(interceptors=[CallChain(admissions=[authorization])])
     handler = grpc.unary_unary_rpc_method_handler(
         _admitted, request_deserializer=lobby_pb2.SetReadyRequest.FromString
     )

@@ -20,8 +20,8 @@ import grpc
 import pytest
 import redis.asyncio
 
+from infra.call_chain import FailuresAsStatus
 from infra.eventstore import Entries, EventStore, stream_key
-from infra.interceptors import FailuresAsStatus
 from infra.settings import load
 from services.lobby.shell.keepers import CLOCKED
 from services.lobby.shell.repository import TABLES_INDEX

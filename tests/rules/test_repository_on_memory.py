@@ -85,7 +85,8 @@ async def test_one_command_id_sent_fifty_times_at_once_is_applied_once() -> None
     )
     assert await log.version("g-1") == before + 1
     assert all(
-        [(e.version, e.type) for e in answer.events] == [(before + 1, "BidPlaced")] for answer in answers
+        [(e.version, e.type) for e in answer.events] == [(before + 1, "BidPlaced")]
+        for answer in answers
     )
 
 

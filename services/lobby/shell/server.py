@@ -828,7 +828,7 @@ async def main() -> None:
         lobby.register,
         on_stop=stop,
         observability=settings.process.observability,
-        interceptors=[RequiresDeploymentToken(settings.process.token)],
+        admissions=[RequiresDeploymentToken(settings.process.token)],
     )
 
 

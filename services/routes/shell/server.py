@@ -182,7 +182,7 @@ async def main() -> None:
         routes.register,
         on_stop=stop,
         observability=settings.process.observability,
-        interceptors=[RequiresDeploymentToken(settings.process.token)],
+        admissions=[RequiresDeploymentToken(settings.process.token)],
     )
 
 

@@ -288,7 +288,7 @@ async def main() -> None:
         rules.register,
         on_stop=stop,
         observability=settings.process.observability,
-        interceptors=[RequiresDeploymentToken(settings.process.token)],
+        admissions=[RequiresDeploymentToken(settings.process.token)],
     )
 
 
