@@ -12,8 +12,8 @@ import redis.asyncio
 
 from infra.eventstore import EventStore
 from services.projections.game_summaries import (
-    feed_key,
     change_note,
+    feed_key,
     game_changed,
     read_summary,
     shard_of,

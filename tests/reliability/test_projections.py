@@ -12,9 +12,8 @@ import redis.asyncio
 from infra.eventstore import EventStore
 from services.projections.game_summaries import (
     DEFAULT_CHANGE_SHARDS,
-    changes_key,
     change_note,
-    game_changed,
+    changes_key,
     read_summary,
     shard_of,
 )
