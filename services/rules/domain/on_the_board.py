@@ -3,12 +3,12 @@ whether it has a route, and the board's refusals as our rejections."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 from kernel.rejection import Kind, Rejected
+from services.routes.engine.candidates import connections_from
 from services.routes.engine.graph import Train
-from services.routes.engine.solver import solve
+from services.routes.engine.index import build_index
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
 
@@ -121,12 +121,14 @@ def _routes_found(_position: board.Position) -> dict[tuple[str, str], bool]:
 
 
 def _has_route(at: board.Position, corporation: str, phase: str) -> bool:
-    graph = board.track_graph(at, corporation, phase, (Train("2", 2),))
-    counted = tuple(
-        dataclasses.replace(node, revenue=1, revenue_by_train={}) if node.is_centre else node
-        for node in graph.nodes
+    """The search's answer without the search: with every stop worth one, a route earns
+    something as soon as there is one, and there is one exactly when a connection (the route
+    engine's track from one centre to the next) leaves a centre with the token: every route
+    starts with one of those, and each is a legal route of two stops."""
+    index = build_index(board.track_graph(at, corporation, phase, (Train("2", 2),)))
+    return any(
+        connections_from(index, number) for number, node in enumerate(index.nodes) if node.token
     )
-    return solve(dataclasses.replace(graph, nodes=counted)).revenue > 0
 
 
 def as_rejected(rejection: board.Rejection) -> Rejected:
