@@ -231,6 +231,19 @@ class Market:
     (3.4)."""
 
     rows: tuple[tuple[Space, ...], ...]
+    #: The par spaces in `par_positions` order, found once.
+    _pars: tuple[tuple[int, MarketPosition], ...] = field(
+        init=False, repr=False, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        pars = tuple(
+            (space.price, (r, c))
+            for r, row in enumerate(self.rows)
+            for c, space in enumerate(row)
+            if space.par
+        )
+        object.__setattr__(self, "_pars", pars)
 
     def space(self, position: MarketPosition) -> Space:
         row, column = position
@@ -245,12 +258,7 @@ class Market:
 
     def par_positions(self) -> dict[int, MarketPosition]:
         """Par price -> its space."""
-        return {
-            space.price: (r, c)
-            for r, row in enumerate(self.rows)
-            for c, space in enumerate(row)
-            if space.par
-        }
+        return dict(self._pars)
 
     def up(self, position: MarketPosition) -> MarketPosition:
         """Sold out at the end of a stock round: one row up; the top row does not move."""

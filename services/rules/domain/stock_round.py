@@ -94,7 +94,8 @@ def _must_sell(state: GameState, stock_round: StockRound, player: Player, held: 
         return False
     candidates = state.corporations if over_certificates else over_holding
     return any(
-        not isinstance(_sale(state, stock_round, player, corporation), Rejected)
+        player.shares_of(corporation.id)  # without a share, no sale (`_sale`)
+        and not isinstance(_sale(state, stock_round, player, corporation), Rejected)
         for corporation in candidates
     )
 
@@ -458,7 +459,7 @@ def _share_options(state: GameState, stock_round: StockRound, seat: int) -> Iter
     for corporation in state.corporations:
         if may_buy:
             yield from _buy_or_start(state, stock_round, player, held, corporation)
-        if may_sell:
+        if may_sell and player.shares_of(corporation.id):  # without a share, no sale
             sale = _sale(state, stock_round, player, corporation)
             if not isinstance(sale, Rejected):
                 yield sale
@@ -468,7 +469,13 @@ def _buy_or_start(
     state: GameState, stock_round: StockRound, player: Player, held: int, corporation: Corporation
 ) -> Iterator[StartOption | BuyShareOption]:
     if corporation.started:
-        for source in (INITIAL_OFFERING, OPEN_MARKET):
+        offered = (
+            (INITIAL_OFFERING, corporation.initial_offering),
+            (OPEN_MARKET, corporation.open_market),
+        )
+        for source, available in offered:
+            if not available:
+                continue  # no share there (`_share_offer`)
             found = _share_offer(state, stock_round, player, held, corporation, source)
             if not isinstance(found, Rejected):
                 yield found
