@@ -26,7 +26,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import Connection
 from redis.exceptions import RedisClusterException, RedisError
 
-from infra.deployment_token import token_interceptors
+from infra.deployment_token import TokenChannel
 from infra.process_settings import Addresses as Addresses
 from infra.redis_connections import race_safe
 
@@ -58,14 +58,14 @@ RECONNECT_MAX_MS = 2_000
 def service_channel(addresses: str, token: str) -> grpc.aio.Channel:
     """A channel to every replica of one internal service, sending the deployment's `token`
     (when there is one)."""
-    return grpc.aio.insecure_channel(
+    channel = grpc.aio.insecure_channel(
         grpc_target(addresses),
         options=[
             ("grpc.service_config", SERVICE_CONFIG),
             ("grpc.max_reconnect_backoff_ms", RECONNECT_MAX_MS),
         ],
-        interceptors=token_interceptors(token),
     )
+    return TokenChannel(channel, token)
 
 
 # Fail fast when Redis is down (callers answer UNAVAILABLE); long enough for blocking reads,

@@ -53,30 +53,53 @@ class RequiresDeploymentToken(Admission):
             raise MISSING
 
 
-class _SendsToken:
-    def __init__(self, token: str) -> None:
-        self._token = token
+class _WithToken:
+    """A method of a `TokenChannel`: the call made with the token among its metadata."""
 
-    def _with_token(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        metadata = grpc.aio.Metadata(*(details.metadata or ()))
-        metadata.add(HEADER, self._token)
-        return grpc.aio.ClientCallDetails(
-            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
-        )
+    def __init__(self, call: Any, sent: tuple[tuple[str, str], ...]) -> None:
+        self._call = call
+        self._sent = sent
 
-
-# One class per kind of call: a channel files each interceptor under the first kind it is an
-# instance of only, so one class of both kinds never sees a streaming call.
-class _SendsTokenOnUnary(_SendsToken, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
-    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        return await continuation(self._with_token(details), request)
+    def __call__(self, request: Any, *, metadata: Any = None, **options: Any) -> Any:
+        return self._call(request, metadata=(*(metadata or ()), *self._sent), **options)
 
 
-class _SendsTokenOnStream(_SendsToken, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[type-arg]
-    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
-        return await continuation(self._with_token(details), request)
+class TokenChannel(grpc.aio.Channel):
+    """`channel`, every call on it sending the deployment's `token` (none when it is empty).
+    The token goes in each call's own metadata: a client interceptor would do the same at the
+    price of grpc.aio's intercepted calls (a call object and a task more per call), on every
+    call from the gateway to the services."""
 
+    def __init__(self, channel: grpc.aio.Channel, token: str) -> None:
+        self._channel = channel
+        self._sent = ((HEADER, token),) if token else ()
 
-def token_interceptors(token: str) -> list[Any]:
-    """Client interceptors that send the deployment's token, when there is one."""
-    return [_SendsTokenOnUnary(token), _SendsTokenOnStream(token)] if token else []
+    def unary_unary(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self._channel.unary_unary(method, *args, **kwargs), self._sent)
+
+    def unary_stream(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self._channel.unary_stream(method, *args, **kwargs), self._sent)
+
+    def stream_unary(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self._channel.stream_unary(method, *args, **kwargs), self._sent)
+
+    def stream_stream(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self._channel.stream_stream(method, *args, **kwargs), self._sent)
+
+    async def close(self, grace: float | None = None) -> None:
+        await self._channel.close(grace)
+
+    def get_state(self, try_to_connect: bool = False) -> grpc.ChannelConnectivity:
+        return self._channel.get_state(try_to_connect)
+
+    async def wait_for_state_change(self, last_observed_state: grpc.ChannelConnectivity) -> None:
+        await self._channel.wait_for_state_change(last_observed_state)
+
+    async def channel_ready(self) -> None:
+        await self._channel.channel_ready()
+
+    async def __aenter__(self) -> TokenChannel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close(None)
