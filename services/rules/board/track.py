@@ -109,10 +109,11 @@ def _build(position: Position) -> Network:
         path_hexes.extend(part.path_hexes)
         path_drawn.extend(part.path_drawn)
         path_nodes.extend(part.path_nodes)
-    incidence: list[list[tuple[int, int]]] = [[] for _ in range(sides + len(stop_refs))]
+    # Most nodes touch no path: one shared empty tuple each, a node's few links added as met.
+    incidence: list[tuple[tuple[int, int], ...]] = [()] * (sides + len(stop_refs))
     for index, (a, b) in enumerate(path_nodes):
-        incidence[a].append((index, 0))
-        incidence[b].append((index, 1))
+        incidence[a] += ((index, 0),)
+        incidence[b] += ((index, 1),)
     return Network(
         layout=layout,
         stop_refs=tuple(stop_refs),
@@ -121,7 +122,7 @@ def _build(position: Position) -> Network:
         path_hexes=tuple(path_hexes),
         path_drawn=tuple(path_drawn),
         path_nodes=tuple(path_nodes),
-        incidence=tuple(tuple(links) for links in incidence),
+        incidence=tuple(incidence),
         hex_paths=hex_paths,
     )
 
