@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from services.routes.engine.graph import Node, NodeKind, Segment, TrackGraph, Train
 from services.rules.board.position import Position
-from services.rules.board.title import STOP, Stop, StopKind, Tile, is_edge
+from services.rules.board.title import STOP, Stop, StopKind, Tile, Title, is_edge
 from services.rules.board.track import Network, blocked_stops, network_of
 
 _KINDS = {
@@ -30,7 +31,7 @@ def track_graph(
     """Nodes are named as `services.routes.engine.graph.Node` says ("K8", "K8.1", "K6|K8", "K8/3");
     a segment is named by its hex and its drawn ends, as in the tile data ("K8:3-C", "J3:3-5")."""
     net = network_of(position)
-    parts = position.track_derived(_parts)
+    parts = _parts_of(position.title)
     level = position.title.phase(phase).offboard
     tokens = {net.stop_nodes[city] for city in position.token_cities(corporation)}
     blocked = {net.stop_nodes[ref] for ref in blocked_stops(position, corporation)}
@@ -54,64 +55,71 @@ def track_graph(
             if other not in seen:
                 seen.add(other)
                 queue.append(other)
-    names = parts.names
     nodes = []
-    for node in sorted(seen, key=names.__getitem__):
+    for _name, node in sorted((parts.name(net, node), node) for node in seen):  # ids are unique
         if node < sides:
-            nodes.append(parts.side(node))
+            nodes.append(parts.side(net, node))
         else:
-            nodes.append(parts.centre(node, level, node in tokens, node in blocked))
-    segments = tuple(parts.segment(path) for path in sorted(used))
+            nodes.append(parts.centre(position, net, node, level, node in tokens, node in blocked))
+    segments = tuple(parts.segment(position, net, path) for path in sorted(used))
     return TrackGraph(tuple(nodes), segments, tuple(trains))
 
 
 @dataclass(eq=False)
 class _Parts:
-    """The pieces of a track's graphs, each made once per track and shared by the graphs of
-    every corporation and position on it (nodes and segments are frozen values)."""
+    """The pieces of a title's track graphs, each made once and shared by the graphs of every
+    corporation and position (nodes and segments are frozen values): names, hex sides, and
+    centres and segments by what is on their hex. Node numbers are the title's (`_build`)."""
 
-    position: Position
-    net: Network
-    #: Per node number, its name.
-    names: tuple[str, ...]
+    _names: dict[tuple[str, int], str] = field(default_factory=dict)
     _sides: dict[int, Node] = field(default_factory=dict)
-    _centres: dict[tuple[int, str, bool, bool], Node] = field(default_factory=dict)
-    _segments: dict[int, Segment] = field(default_factory=dict)
+    _centres: dict[tuple[object, ...], Node] = field(default_factory=dict)
+    _segments: dict[tuple[object, ...], Segment] = field(default_factory=dict)
 
-    def side(self, node: int) -> Node:
-        found = self._sides.get(node)
+    def name(self, net: Network, node: int) -> str:
+        if node < net.side_count:
+            return net.layout.side_names[node]
+        ref = net.stop_ref(node)
+        found = self._names.get(ref)
         if found is None:
-            hex_ = self.net.layout.side_ends[node][0][0]
-            found = self._sides[node] = Node(self.names[node], NodeKind.SIDE, hex_)
+            found = self._names[ref] = _node_name(net, node)
         return found
 
-    def centre(self, node: int, level: str, token: bool, blocked: bool) -> Node:
-        key = (node, level, token, blocked)
+    def side(self, net: Network, node: int) -> Node:
+        found = self._sides.get(node)
+        if found is None:
+            hex_ = net.layout.side_ends[node][0][0]
+            found = self._sides[node] = Node(self.name(net, node), NodeKind.SIDE, hex_)
+        return found
+
+    def centre(
+        self, position: Position, net: Network, node: int, level: str, token: bool, blocked: bool
+    ) -> Node:
+        ref = net.stop_ref(node)
+        tile, _ = position.content(ref[0])
+        key = (ref, tile.name, tile.printed, level, token, blocked)
         found = self._centres.get(key)
         if found is None:
             found = self._centres[key] = _centre(
-                self.net, node, self.names[node], level, token, blocked
+                net, node, self.name(net, node), level, token, blocked
             )
         return found
 
-    def segment(self, path: int) -> Segment:
-        found = self._segments.get(path)
+    def segment(self, position: Position, net: Network, path: int) -> Segment:
+        hex_ = net.path_hexes[path]
+        tile, _ = position.content(hex_)
+        a, b = (self.name(net, node) for node in net.path_nodes[path])
+        key = (hex_, tile.name, tile.printed, net.path_drawn[path], a, b)
+        found = self._segments.get(key)
         if found is None:
-            net = self.net
-            hex_ = net.path_hexes[path]
-            tile, _ = self.position.content(hex_)
-            a, b = net.path_nodes[path]
             drawn = "-".join(_end_name(tile, end) for end in net.path_drawn[path])
-            found = self._segments[path] = Segment(
-                f"{hex_}:{drawn}", hex_, self.names[a], self.names[b]
-            )
+            found = self._segments[key] = Segment(f"{hex_}:{drawn}", hex_, a, b)
         return found
 
 
-def _parts(position: Position) -> _Parts:
-    net = network_of(position)
-    names = tuple(_node_name(net, node) for node in range(net.side_count + len(net.stops)))
-    return _Parts(position, net, names)
+@cache
+def _parts_of(title: Title) -> _Parts:
+    return _Parts()
 
 
 def _node_name(net: Network, node: int) -> str:
