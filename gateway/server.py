@@ -30,7 +30,7 @@ from gateway.watching import GameWatchers
 from infra.call_chain import Admission
 from infra.config import connect_redis, service_channel
 from infra.eventstore import EventStore, StoredEvent
-from infra.forwarding import add_service, forward, forward_stream, relay_error
+from infra.forwarding import add_service, forward, forward_stream, passed_on, relay_error
 from infra.grpc_server import Context, serve
 from infra.metrics import watch_cache
 from infra.observability import observe_process
@@ -45,7 +45,6 @@ from shikoku.v1 import (
     lobby_pb2,
     lobby_pb2_grpc,
     routes_pb2,
-    routes_pb2_grpc,
 )
 
 STREAM_QUIET = 15.0
@@ -59,6 +58,10 @@ STATE_CACHE = 64  # states after recent actions, shared by all watchers of a gam
 #: Pings more often than the minimum a client may send before it is sent away (GOAWAY).
 MAX_PING_STRIKES = 2
 
+RULES = rules_pb2.DESCRIPTOR.services_by_name["RulesService"]
+#: An upstream answer relayed as the bytes it came in (`infra.forwarding.passed_on`).
+Relayed = bytes
+
 
 class GameGateway:
     """GameService: every method adds policy (the seat acting, the spectator's view), and the
@@ -66,14 +69,18 @@ class GameGateway:
 
     def __init__(
         self,
-        rules: rules_pb2_grpc.RulesServiceAsyncStub,
+        rules: grpc.aio.Channel,
         events: EventStore,
         spectators: SpectatorGate,
         streams: StreamQuota | None = None,
         trusted_proxies: frozenset[str] = frozenset(),
         proxy_token: str = "",
     ) -> None:
-        self._rules = rules
+        self._rules = rules_pb2_grpc.RulesServiceStub(rules)
+        # The answers these relay are passed on as their bytes.
+        self._submit = passed_on(rules, RULES.methods_by_name["Submit"])
+        self._get_state = passed_on(rules, RULES.methods_by_name["GetState"])
+        self._list_legal_actions = passed_on(rules, RULES.methods_by_name["ListLegalActions"])
         self._events = events
         self._spectators = spectators
         self._streams = streams or StreamQuota()
@@ -99,7 +106,7 @@ class GameGateway:
 
     async def SubmitCommand(
         self, request: game_pb2.SubmitCommandRequest, context: Context
-    ) -> game_pb2.SubmitCommandResponse:
+    ) -> Relayed:
         submit = rules_pb2.SubmitRequest(
             game_id=request.game_id,
             seat=current_grant().seat,
@@ -107,20 +114,18 @@ class GameGateway:
             command_id=request.command_id,
             include_legal_actions=request.include_legal_actions,
         )
-        return await forward(self._rules.Submit, submit, context)
+        return await forward(self._submit, submit, context)
 
-    async def GetState(
-        self, request: game_pb2.GetStateRequest, context: Context
-    ) -> game_pb2.GameState:
+    async def GetState(self, request: game_pb2.GetStateRequest, context: Context) -> Relayed:
         version = await self._spectators.visible_version(request.game_id, request.version)
         request = game_pb2.GetStateRequest(game_id=request.game_id, version=version)
-        return await forward(self._rules.GetState, request, context)
+        return await forward(self._get_state, request, context)
 
     async def ListLegalActions(
         self, request: game_pb2.ListLegalActionsRequest, context: Context
-    ) -> game_pb2.ListLegalActionsResponse:
+    ) -> Relayed:
         await self._spectators.require_present(request.game_id)
-        return await forward(self._rules.ListLegalActions, request, context)
+        return await forward(self._list_legal_actions, request, context)
 
     async def StreamEvents(
         self, request: game_pb2.StreamEventsRequest, context: Context
@@ -264,24 +269,22 @@ class RoutesGateway:
     who see its present board. Any other method of the service is forwarded to the routes
     service."""
 
-    def __init__(
-        self, routes: routes_pb2_grpc.RoutesServiceAsyncStub, spectators: SpectatorGate
-    ) -> None:
-        self._routes = routes
+    def __init__(self, routes: grpc.aio.Channel, spectators: SpectatorGate) -> None:
+        service = routes_pb2.DESCRIPTOR.services_by_name["RoutesService"]
+        self._optimize = passed_on(routes, service.methods_by_name["Optimize"])
+        self._check_routes = passed_on(routes, service.methods_by_name["CheckRoutes"])
         self._spectators = spectators
 
-    async def Optimize(
-        self, request: routes_pb2.OptimizeRequest, context: Context
-    ) -> routes_pb2.RouteSolution:
+    async def Optimize(self, request: routes_pb2.OptimizeRequest, context: Context) -> Relayed:
         if request.game_id:  # a game's present routes would show its present board
             await self._spectators.require_present(request.game_id)
-        return await forward(self._routes.Optimize, request, context)
+        return await forward(self._optimize, request, context)
 
     async def CheckRoutes(
         self, request: routes_pb2.CheckRoutesRequest, context: Context
-    ) -> routes_pb2.RouteCheck:
+    ) -> Relayed:
         await self._spectators.require_present(request.game_id)
-        return await forward(self._routes.CheckRoutes, request, context)
+        return await forward(self._check_routes, request, context)
 
 
 @dataclass(frozen=True)
@@ -361,7 +364,7 @@ def build_gateway(
     limits = settings.limits
     streams = StreamQuota(settings.streams_per_caller)
     games = GameGateway(
-        rules_pb2_grpc.RulesServiceStub(rules),
+        rules,
         events,
         spectators,
         streams,
@@ -370,7 +373,7 @@ def build_gateway(
     )
     lobby_gateway = LobbyGateway(lobby, streams, limits.trusted_proxies, limits.proxy_token)
     games.watch_metrics()
-    routes_gateway = RoutesGateway(routes_pb2_grpc.RoutesServiceStub(routes), spectators)
+    routes_gateway = RoutesGateway(routes, spectators)
     served = {
         # The lobby serves the public LobbyService itself: every method is forwarded, its
         # streams within the stream quota.

@@ -95,8 +95,28 @@ async def relay_error(error: grpc.aio.AioRpcError, context: Context) -> None:
     await context.abort(error.code(), error.details() or "")
 
 
+def passed_on(upstream: grpc.aio.Channel, method: MethodDescriptor) -> Any:
+    """A unary `method` of `upstream` whose answer comes back as the bytes it was sent in, to be
+    answered on as they are (`service_handlers` serves bytes unchanged): a gateway that only
+    relays an answer need not decode it and encode it again."""
+    path = f"/{method.containing_service.full_name}/{method.name}"
+    request = message_factory.GetMessageClass(method.input_type)
+    return upstream.unary_unary(path, request.SerializeToString, None)
+
+
+def _serializer(message_class: Any) -> Callable[[Any], bytes]:
+    """Encodes a response message; a response already in bytes (`passed_on`) goes as it is."""
+    encode = message_class.SerializeToString
+
+    def serialized(response: Any) -> bytes:
+        return response if isinstance(response, bytes) else encode(response)
+
+    return serialized
+
+
 def _forwarder(method: MethodDescriptor, upstream: grpc.aio.Channel) -> Behaviour:
-    """`method` passed on to the same method (the same path) at `upstream`."""
+    """`method` passed on to the same method (the same path) at `upstream`: a unary answer
+    relayed as its bytes (`passed_on`)."""
     path = f"/{method.containing_service.full_name}/{method.name}"
     request = message_factory.GetMessageClass(method.input_type)
     response = message_factory.GetMessageClass(method.output_type)
@@ -112,7 +132,7 @@ def _forwarder(method: MethodDescriptor, upstream: grpc.aio.Channel) -> Behaviou
                 yield message
 
         return streamed
-    call: Any = upstream.unary_unary(path, **serializers)
+    call = passed_on(upstream, method)
     bound = LONG_CALL_SECONDS.get(path, DEFAULT_DEADLINE_SECONDS)
 
     async def unary(request: Any, context: Context) -> Any:
@@ -151,9 +171,7 @@ def service_handlers(
             continue
         serializers: dict[str, Any] = {
             "request_deserializer": message_factory.GetMessageClass(method.input_type).FromString,
-            "response_serializer": message_factory.GetMessageClass(
-                method.output_type
-            ).SerializeToString,
+            "response_serializer": _serializer(message_factory.GetMessageClass(method.output_type)),
         }
         handlers[method.name] = (
             grpc.unary_stream_rpc_method_handler(behaviour, **serializers)
