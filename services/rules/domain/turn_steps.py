@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 
@@ -73,28 +73,42 @@ class TurnSteps:
     steps: tuple[StepSpec, ...]
     #: What the corporation may do at any of its steps (8.8: buy a private).
     at_any_step: tuple[type[PlayerCommand], ...] = ()
+    #: Per step, its spec, the step after it (None after the last) and the commands it takes
+    #: with those of any step: read from `steps` once (every event of a turn asks).
+    _specs: dict[Step, StepSpec] = field(init=False, repr=False, compare=False, hash=False)
+    _after: dict[Step, Step | None] = field(init=False, repr=False, compare=False, hash=False)
+    _takes: dict[Step, tuple[type[PlayerCommand], ...]] = field(
+        init=False, repr=False, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        order = [spec.step for spec in self.steps]
+        object.__setattr__(self, "_specs", {spec.step: spec for spec in reversed(self.steps)})
+        following: dict[Step, Step | None] = {}
+        for index in reversed(range(len(order))):  # the first of a repeated step decides
+            following[order[index]] = order[index + 1] if index + 1 < len(order) else None
+        object.__setattr__(self, "_after", following)
+        takes = {spec.step: (*spec.takes, *self.at_any_step) for spec in reversed(self.steps)}
+        object.__setattr__(self, "_takes", takes)
 
     @property
     def first(self) -> Step:
         return self.steps[0].step
 
     def has(self, step: Step) -> bool:
-        return any(spec.step is step for spec in self.steps)
+        return step in self._specs
 
     def spec(self, step: Step) -> StepSpec:
-        for spec in self.steps:
-            if spec.step is step:
-                return spec
-        raise KeyError(step)
+        return self._specs[step]
 
     def after(self, step: Step) -> Step | None:
         """The step that follows `step`; None after the last, which ends the turn."""
-        order = [spec.step for spec in self.steps]
-        index = order.index(step) + 1
-        return order[index] if index < len(order) else None
+        if step not in self._after:
+            raise ValueError(f"{step} is not a step of this turn")
+        return self._after[step]
 
     def takes(self, step: Step, command: PlayerCommand) -> bool:
-        return isinstance(command, (*self.spec(step).takes, *self.at_any_step))
+        return isinstance(command, self._takes[step])
 
     def ending(self, step: Step, condition: EndsWhen) -> TurnSteps:
         """This list, but `step` also ends by itself when `condition` holds."""
@@ -140,9 +154,26 @@ def site_steps(steps: TurnSteps) -> TurnSteps:
     )
 
 
-@cache
+#: The last profiles asked about, by identity, with their steps (a profile is a value of
+#: many fields, slow to hash; the same object is asked for every event): a memo of
+#: `_turn_steps`, which is one of `rules`'s value.
+_BY_PROFILE: dict[int, tuple[RulesProfile, TurnSteps]] = {}
+
+
 def turn_steps(rules: RulesProfile) -> TurnSteps:
     """The steps of a turn under `rules`: the rulebook's, with the profile's differences."""
+    known = _BY_PROFILE.get(id(rules))
+    if known is not None and known[0] is rules:
+        return known[1]
+    steps = _turn_steps(rules)
+    if len(_BY_PROFILE) >= 64:
+        _BY_PROFILE.clear()
+    _BY_PROFILE[id(rules)] = (rules, steps)  # holding the profile, its id is not reused
+    return steps
+
+
+@cache
+def _turn_steps(rules: RulesProfile) -> TurnSteps:
     steps = RULEBOOK
     if rules.token_step_skipped_when_no_token_can_be_placed:
         steps = steps.ending(Step.TOKEN, EndsWhen.NO_TOKEN)
