@@ -27,9 +27,12 @@ from services.rules.domain.turn_steps import turn_steps
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
-    if isinstance(event, ev.Undone):
-        raise ValueError("an Undone event is folded by services.rules.domain.undo, not evolve")
-    return _HANDLERS[type(event)](state, event)
+    handler = _HANDLERS.get(type(event))
+    if handler is None:
+        if isinstance(event, ev.Undone):
+            raise ValueError("an Undone event is folded by services.rules.domain.undo, not evolve")
+        raise KeyError(type(event))
+    return handler(state, event)
 
 
 def fold(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:
@@ -65,13 +68,21 @@ class Evolved(list[ev.Event]):
 
 
 def _players(state: GameState, seat: int, change: Callable[[Player], Player]) -> tuple[Player, ...]:
-    return tuple(change(p) if p.seat == seat else p for p in state.players)
+    players = state.players
+    for index, player in enumerate(players):
+        if player.seat == seat:  # seats are unique
+            return (*players[:index], change(player), *players[index + 1 :])
+    return players
 
 
 def _corporations(
     state: GameState, corporation_id: str, change: Callable[[Corporation], Corporation]
 ) -> tuple[Corporation, ...]:
-    return tuple(change(c) if c.id == corporation_id else c for c in state.corporations)
+    corporations = state.corporations
+    for index, corporation in enumerate(corporations):
+        if corporation.id == corporation_id:  # ids are unique
+            return (*corporations[:index], change(corporation), *corporations[index + 1 :])
+    return corporations
 
 
 def _update_player(state: GameState, seat: int, change: Callable[[Player], Player]) -> GameState:
@@ -350,13 +361,16 @@ def _after_stock_action(
         return replace(stock_round, sold_for_train=stock_round.sold_for_train | {corporation_id})
     if not isinstance(stock_round, StockRound):
         return stock_round
-    selling = action == "sell"
+    if action != "sell":
+        return replace(
+            stock_round, actions=(*stock_round.actions, action), passes_in_a_row=0, last_actor=seat
+        )
     return replace(
         stock_round,
         actions=(*stock_round.actions, action),
         passes_in_a_row=0,
-        sold=stock_round.sold | ({(seat, corporation_id)} if selling else set()),
-        sold_this_turn=stock_round.sold_this_turn | ({corporation_id} if selling else set()),
+        sold=stock_round.sold | {(seat, corporation_id)},
+        sold_this_turn=stock_round.sold_this_turn | {corporation_id},
         last_actor=seat,
     )
 
@@ -570,8 +584,13 @@ def _token_placed(state: GameState, event: ev.TokenPlaced) -> GameState:
     return _token_on_board(state, event.corporation, event.hex, event.city, event.cost, round_)
 
 
+#: The steps by their names, as events write them.
+_STEPS = {step.value: step for step in Step}
+
+
 def _step_skipped(state: GameState, event: ev.StepSkipped) -> GameState:
-    return _with_round(state, step=_after(state, Step(event.step)))
+    step = _STEPS.get(event.step) or Step(event.step)  # an unknown name fails as Step's own
+    return _with_round(state, step=_after(state, step))
 
 
 def _trains_ran(state: GameState, event: ev.TrainsRan) -> GameState:
