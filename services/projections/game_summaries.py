@@ -88,16 +88,22 @@ async def game_changed(redis: Redis, game_id: str, shards: int = DEFAULT_CHANGE_
     await redis.xadd(note.stream, fields, maxlen=note.kept, approximate=True)
 
 
+def feed_entry(game_id: str, version: int, shards: int = DEFAULT_CHANGE_SHARDS) -> StreamNote:
+    """The feed's entry that the game's stored summary is at `version` (or later)."""
+    return StreamNote(
+        feed_key(shard_of(game_id, shards)),
+        {"game_id": game_id, "version": str(version)},
+        FEED_KEPT,
+    )
+
+
 async def summary_moved(
     redis: Redis, game_id: str, version: int, shards: int = DEFAULT_CHANGE_SHARDS
 ) -> None:
     """Announces on the feed that the game's stored summary is at `version` (or later)."""
-    await redis.xadd(
-        feed_key(shard_of(game_id, shards)),
-        {"game_id": game_id, "version": version},
-        maxlen=FEED_KEPT,
-        approximate=True,
-    )
+    entry = feed_entry(game_id, version, shards)
+    fields: dict[Any, Any] = dict(entry.fields)
+    await redis.xadd(entry.stream, fields, maxlen=entry.kept, approximate=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +157,7 @@ class Summary:
 
 
 async def read_summary(redis: Redis, game_id: str) -> Summary | None:
-    return _summary(cast(dict[bytes, bytes], await redis.hgetall(summary_key(game_id))))
+    return summary_from_hash(cast(dict[bytes, bytes], await redis.hgetall(summary_key(game_id))))
 
 
 async def read_summaries(redis: Redis, game_ids: Sequence[str]) -> list[Summary | None]:
@@ -160,10 +166,11 @@ async def read_summaries(redis: Redis, game_ids: Sequence[str]) -> list[Summary 
         for game_id in game_ids:
             pipe.hgetall(summary_key(game_id))
         replies = cast(list[dict[bytes, bytes]], await pipe.execute())
-    return [_summary(stored) for stored in replies]
+    return [summary_from_hash(stored) for stored in replies]
 
 
-def _summary(stored: dict[bytes, bytes]) -> Summary | None:
+def summary_from_hash(stored: dict[bytes, bytes]) -> Summary | None:
+    """The summary in its hash as HGETALL returns it (None for an empty one: no summary)."""
     if not stored:
         return None
     return Summary(

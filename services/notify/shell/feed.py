@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import cast
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -25,7 +24,7 @@ from redis.exceptions import RedisError
 from infra.stream_group import ConsumerGroup
 from services.notify.keys import due_key, feed_key, game_players_key, outbox_key, turns_key
 from services.notify.turns import Seating, Told, to_tell
-from services.projections.game_summaries import read_summary
+from services.projections.game_summaries import summary_from_hash, summary_key
 
 log = logging.getLogger(__name__)
 GROUP = "notifier"
@@ -98,9 +97,12 @@ class FeedFollower:
 
     async def _handle_game(self, shard: int, game_id: str, entry_ids: list[bytes]) -> int:
         for _race in range(RACES):
-            stored = cast(bytes | None, await self._redis.hget(turns_key(shard), game_id))
-            summary = await read_summary(self._redis, game_id)
-            players = cast(dict[bytes, bytes], await self._redis.hgetall(game_players_key(game_id)))
+            async with self._redis.pipeline(transaction=False) as pipe:  # one round trip
+                pipe.hget(turns_key(shard), game_id)
+                pipe.hgetall(summary_key(game_id))
+                pipe.hgetall(game_players_key(game_id))
+                stored, summarised, players = await pipe.execute()
+            summary = summary_from_hash(summarised)
             told = Told.from_json(stored) if stored else None
             decided = (
                 None

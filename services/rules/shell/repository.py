@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import msgpack
@@ -64,6 +64,9 @@ class Moment:
 class Loaded:
     version: int
     state: GameState
+    #: When the last batch was accepted (its command's `at_ms`), if known without reading
+    #: further back in the log; 0 if not.
+    at_ms: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,6 +95,14 @@ def command_fingerprint(command: Command) -> str:
     """Tells commands apart: a command id sent again with another command is a client's bug."""
     packed = msgpack.packb(command_to_plain(command))
     return hashlib.sha256(packed).hexdigest()[:16]
+
+
+def _last_at_ms(logged: Sequence[StoredEvent | Logged]) -> int:
+    """When the last batch of `logged` that holds its cause was accepted (0: none does)."""
+    for entry in reversed(logged):
+        if entry.cause is not None:
+            return int(entry.cause.get("at_ms", 0))
+    return 0
 
 
 def to_domain(stored: StoredEvent) -> Event:
@@ -140,14 +151,16 @@ class GameRepository:
             log = await self.log(game_id, version)
             if len(log) < version or not log:
                 raise self._not_found(game_id, version)
-            return Loaded(len(log), undo.state_of(log))
+            return Loaded(len(log), undo.state_of(log), _last_at_ms(log))
         cached = self._latest.get(game_id) or await self._from_snapshot(game_id)
-        tail = [to_domain(stored) for stored in await self._store.read(game_id, cached.version + 1)]
+        stored = await self._store.read(game_id, cached.version + 1)
+        tail = [to_domain(event) for event in stored]
         if any(isinstance(event, Undone) for event in tail):
             log = await self.log(game_id)
-            loaded = Loaded(len(log), undo.state_of(log))
+            loaded = Loaded(len(log), undo.state_of(log), _last_at_ms(log))
         else:
-            loaded = Loaded(cached.version + len(tail), fold(tail, cached.state))
+            at_ms = _last_at_ms(stored) or cached.at_ms
+            loaded = Loaded(cached.version + len(tail), fold(tail, cached.state), at_ms)
         if loaded.version == 0:
             raise self._not_found(game_id)
         self._latest[game_id] = loaded
@@ -278,7 +291,8 @@ class GameRepository:
             if isinstance(ready, Undo):
                 self._latest.pop(game_id, None)  # rebuilt from the log on the next load
             else:
-                after = self._latest[game_id] = Loaded(version, fold(events, loaded.state))
+                after = Loaded(version, fold(events, loaded.state), cause["at_ms"])
+                self._latest[game_id] = after
                 if self._snapshots and self._snapshots.due(loaded.version, version):
                     await self._snapshots.save(game_id, version, after.state)
             stored = [

@@ -28,8 +28,8 @@ from kernel.rejection import Rejected
 from services.projections.game_summaries import (
     DEFAULT_CHANGE_SHARDS,
     changes_key,
+    feed_entry,
     summary_key,
-    summary_moved,
 )
 from services.rules.domain.state import GameState, OperatingRound, PrivateAuction, StockRound
 from services.rules.shell.repository import GameRepository
@@ -113,9 +113,8 @@ class SummaryProjector:
         for game_id in dict.fromkeys(game_id for _entry, game_id in notes):
             loaded = await self._games.load(game_id)
             document = summarise(game_id, loaded.version, loaded.state)
-            moved_at_ms = await self.moved_at_ms(game_id, loaded.version)
-            _written, stored = await self.store(game_id, loaded.version, document, moved_at_ms)
-            await summary_moved(self._redis, game_id, stored, self.shards)
+            moved_at_ms = loaded.at_ms or await self.moved_at_ms(game_id, loaded.version)
+            await self.store_and_announce(game_id, loaded.version, document, moved_at_ms)
         await self._redis.xack(changes_key(shard), GROUP, *(entry for entry, _game in notes))
 
     async def write(self, game_id: str, version: int, document: dict[str, Any]) -> bool:
@@ -131,6 +130,25 @@ class SummaryProjector:
             keys=[summary_key(game_id)], args=[version, json.dumps(document), moved_at_ms]
         )
         return bool(written), int(stored)
+
+    async def store_and_announce(
+        self, game_id: str, version: int, document: dict[str, Any], moved_at_ms: int
+    ) -> None:
+        """`store`, and the feed's note that the stored summary is at `version` or later (a
+        newer one may be there already), in one pipeline."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.eval(
+                SUMMARY_SCRIPT,
+                1,
+                summary_key(game_id),
+                version,
+                json.dumps(document),
+                moved_at_ms,
+            )
+            feed = feed_entry(game_id, version, self.shards)
+            fields: dict[Any, Any] = dict(feed.fields)
+            pipe.xadd(feed.stream, fields, maxlen=feed.kept, approximate=True)
+            await pipe.execute()
 
     async def moved_at_ms(self, game_id: str, version: int) -> int:
         """When the event of `version` was written: the time its batch's command was accepted,
