@@ -181,6 +181,18 @@ class _Held:
     depends_on: frozenset[str]
 
 
+class _Announced(TTLCache[str, int]):
+    """When each id was last announced; `overflowed`: the count when one had to be dropped for
+    room before its time (then no check under way knows what it missed)."""
+
+    overflowed = 0
+
+    def popitem(self) -> tuple[str, int]:
+        key, heard = super().popitem()
+        self.overflowed = max(self.overflowed, heard)
+        return key, heard
+
+
 def _held(grant: internal_lobby_pb2.Grant, resource: str) -> _Held:
     now = time.monotonic()
     until = math.inf
@@ -216,9 +228,13 @@ class Authorization(Admission):
         )
         # Per id (a table, game or player), the credentials holding grants that depend on it.
         self._depending: dict[str, set[bytes]] = {}
-        # Grows with every grant forgotten: a check begun before that does not remember its
-        # answer (it may be from before the change).
-        self._forgotten = 0
+        # The announcements heard, counted, and when each id was last announced (by that
+        # count): a check does not remember its answer when an id it depends on was announced
+        # while it was under way, or everything was forgotten meanwhile (it may be from before
+        # the change). Kept for longer than a check can last.
+        self._heard = 0
+        self._announced: _Announced = _Announced(max(grants_kept, 1), 2 * AUTHORIZE_SECONDS)
+        self._all_forgotten = 0
         #: Whether a subscription to the lobby's announcements is in place now.
         self.following = False
         # Digests of the credentials the lobby accepted lately (for `vouches_for`).
@@ -240,14 +256,16 @@ class Authorization(Admission):
     def heard(self, changed: str) -> None:
         """`changed` (a table's, a game's or a player's id) changed: every grant depending on
         it is forgotten, with the other grants of the credentials holding one."""
-        self._forgotten += 1
+        self._heard += 1
+        self._announced[changed] = self._heard
         for digest in self._depending.pop(changed, ()):
             if self._grants is not None:
                 self._grants.pop(digest, None)
 
     def missed(self) -> None:
         """A (re)subscription: changes announced while there was none were missed."""
-        self._forgotten += 1
+        self._heard += 1
+        self._all_forgotten = self._heard
         self._depending.clear()
         if self._grants is not None:
             self._grants.clear()
@@ -311,19 +329,25 @@ class Authorization(Admission):
         known = self._grants.get(digest)
         if known is not None and (held := known.get(what)) is not None and self._fresh(held):
             return held.grant
-        forgotten = self._forgotten
+        asked_at = self._heard
         grant = await self._ask_lobby(token, permission, resource)
-        if forgotten != self._forgotten:
-            return grant  # something changed meanwhile: this answer may be from before it
+        held = _held(grant, resource)
+        if self._changed_since(asked_at, held.depends_on):
+            return grant  # it changed meanwhile: this answer may be from before the change
         known = self._grants.get(digest)
         if known is None:
             self._grants[digest] = known = {}
-        known[what] = held = _held(grant, resource)
+        known[what] = held
         for changed in held.depends_on:
             self._depending.setdefault(changed, set()).add(digest)
         if len(self._depending) > 4 * self._grants_kept:
             self._index_again()
         return grant
+
+    def _changed_since(self, asked_at: int, depends_on: frozenset[str]) -> bool:
+        if self._all_forgotten > asked_at or self._announced.overflowed > asked_at:
+            return True
+        return any(self._announced.get(changed, 0) > asked_at for changed in depends_on)
 
     def _fresh(self, held: _Held) -> bool:
         now = time.monotonic()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -19,10 +19,12 @@ from gateway.api_keys import ApiKeys
 from gateway.auth import Authorization
 from infra.call_chain import CallChain, FailuresAsStatus
 from infra.eventstore import EventStore
+from infra.grpc_types import Context
 from services.lobby.shell.accounts import PlayerRepository
 from services.lobby.shell.repository import TableRepository
 from services.lobby.shell.server import LobbyServicer
 from services.lobby.shell.tournaments_service import TournamentRepository, Tournaments
+from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.internal.v1 import rules_pb2_grpc
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
@@ -33,12 +35,24 @@ SET_READY = "/shikoku.v1.LobbyService/SetReady"
 GRANT_SECONDS = 0.3  # while not following: the old per-credential lapse
 
 
+class HookedCredentials(CountingCredentials):
+    """The lobby's servicer, running `during` while a check is under way."""
+
+    during: Callable[[], None] = staticmethod(lambda: None)
+
+    async def Authorize(
+        self, request: internal_lobby_pb2.AuthorizeRequest, context: Context
+    ) -> internal_lobby_pb2.Grant:
+        self.during()
+        return await super().Authorize(request, context)
+
+
 @dataclass
 class Setup:
     authorization: Authorization
     gateway: grpc.aio.Channel
     lobby: lobby_pb2_grpc.LobbyServiceAsyncStub
-    credentials: CountingCredentials
+    credentials: HookedCredentials
     api_key: str
 
     async def set_ready(self, token: str) -> str:
@@ -66,7 +80,7 @@ async def setup(redis_client: redis.asyncio.Redis) -> AsyncIterator[Setup]:
     tables = TableRepository(EventStore(redis_client, "table"), redis_client)
     players = PlayerRepository(EventStore(redis_client, "player"))
     tournaments = TournamentRepository(EventStore(redis_client, "tournament"), redis_client)
-    credentials = CountingCredentials(tables, players, tournaments)
+    credentials = HookedCredentials(tables, players, tournaments)
     lobby_server = grpc.aio.server(interceptors=[FailuresAsStatus()])
     internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(credentials, lobby_server)
     nowhere = grpc.aio.insecure_channel("127.0.0.1:9")  # no table is started: no rules asked
@@ -173,3 +187,28 @@ async def test_without_announcements_grants_lapse_after_a_few_seconds(setup: Set
     await asyncio.sleep(GRANT_SECONDS + 0.05)
     assert await setup.set_ready(joined.seat_token) == "OK"
     assert setup.credentials.asked == asked + 1
+
+
+async def test_a_check_under_way_is_remembered_unless_its_own_table_changed_meanwhile(
+    setup: Setup,
+) -> None:
+    await until(lambda: setup.authorization.following)
+    created = await setup.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=3))
+    setup.table_id = created.table.table_id
+    joined = await setup.lobby.JoinTable(
+        lobby_pb2.JoinTableRequest(table_id=setup.table_id, player_name="Ann")
+    )
+    await until(lambda: not setup.authorization.credentials_remembered)
+    # Other tables change while the seat is checked (a tournament starting, say): kept.
+    setup.credentials.during = lambda: setup.authorization.heard("t-another")
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    asked = setup.credentials.asked
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    assert setup.credentials.asked == asked
+    # Its own table changes while it is checked again: that answer is not kept.
+    setup.authorization.heard(setup.table_id)
+    setup.credentials.during = lambda: setup.authorization.heard(setup.table_id)
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    setup.credentials.during = lambda: None
+    assert await setup.set_ready(joined.seat_token) == "OK"
+    assert setup.credentials.asked == asked + 2
