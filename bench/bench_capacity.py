@@ -55,10 +55,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 import redis
-from bench_load import cpu_seconds, machine, rss_mb, watched_processes
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from bench.bench_load import cpu_seconds, watched_processes
+from bench.processes import machine, rss_mb
 from shikoku.v1 import game_pb2, routes_pb2
 from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, ShikokuError

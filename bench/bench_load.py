@@ -2,8 +2,10 @@
 
 The whole system runs as real processes on loopback (shikoku_dev.supervisor, embedded Redis); bots
 play 4-player random games through the gateway with the SDK, one thread and one channel per
-game (ListLegalActions, pick an action, Optimize when running trains, SubmitCommand). A game
-that ends is replaced by a new one at once. Printed:
+game, one call a step (pick an action from the legal actions the last SubmitCommand answered
+with, Optimize when running trains, SubmitCommand asking for the legal actions after it; a
+game's first step lists them with ListLegalActions). A game that ends is replaced by a new one
+at once. Printed:
 
 - closed loop, for each number of games at once: every bot acts as soon as it is answered;
 - open loop: OPEN_GAMES games, each offered OPEN_RATE commands/s (a bot waits for its next
@@ -21,13 +23,17 @@ taking turns).
 
 Settings (environment):
 
-  SHIKOKU_LOAD_LEVELS       closed-loop games at once, default 1,10,50,100,200
+  SHIKOKU_LOAD_LEVELS       closed-loop games at once, default 5,10,50,100,200
   SHIKOKU_LOAD_SCALE        multiplies every number of games (levels and open loop), default 1
   SHIKOKU_LOAD_SECONDS      seconds per closed-loop level, default 15
   SHIKOKU_LOAD_OPEN_GAMES   open-loop games, default 200
   SHIKOKU_LOAD_OPEN_RATE    commands/s offered by each open-loop game, default 2
   SHIKOKU_LOAD_OPEN_SECONDS seconds of the open loop, default 20
   SHIKOKU_LOAD_DECIDE_GAMES random games for the in-process decide rate, default 10
+  SHIKOKU_LOAD_LIVE         live games of the lobby's sweep, default 5,50,200: the same
+                            SHIKOKU_LOAD_LIVE_RATE commands/s in all (default 200), spread over
+                            them, for SHIKOKU_LOAD_LIVE_SECONDS each (default 10), so that only
+                            the number of live games changes
 
 `make bench` runs it with SHIKOKU_RATE_PER_SECOND=0 (one address, no credentials: the
 per-caller rate limit would only measure itself). The defaults take about 2-3 minutes on 2 cores.
@@ -36,9 +42,7 @@ per-caller rate limit would only measure itself). The defaults take about 2-3 mi
 from __future__ import annotations
 
 import os
-import platform
 import random
-import subprocess
 import sys
 import tempfile
 import threading
@@ -51,8 +55,8 @@ from typing import TextIO, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import grpc
 
+from bench.processes import machine, redis_pids, rss_mb, thread_seconds
 from services.rules.domain.commands import Command, CreateGame
 from services.rules.domain.decide import decide, legal_actions
 from services.rules.domain.events import Event, SeatedPlayer
@@ -84,42 +88,25 @@ def scaled(games: int) -> int:
 
 
 LEVELS = sorted(
-    {scaled(int(n)) for n in setting("SHIKOKU_LOAD_LEVELS", "1,10,50,100,200").split(",")}
+    {scaled(int(n)) for n in setting("SHIKOKU_LOAD_LEVELS", "5,10,50,100,200").split(",")}
 )
 LEVEL_SECONDS = float(setting("SHIKOKU_LOAD_SECONDS", "15"))
 OPEN_GAMES = scaled(int(setting("SHIKOKU_LOAD_OPEN_GAMES", "200")))
 OPEN_RATE = float(setting("SHIKOKU_LOAD_OPEN_RATE", "2"))
 OPEN_SECONDS = float(setting("SHIKOKU_LOAD_OPEN_SECONDS", "20"))
 DECIDE_GAMES = int(setting("SHIKOKU_LOAD_DECIDE_GAMES", "10"))
+LIVE_LEVELS = sorted({scaled(int(n)) for n in setting("SHIKOKU_LOAD_LIVE", "5,50,200").split(",")})
+LIVE_RATE = float(setting("SHIKOKU_LOAD_LIVE_RATE", "200"))
+LIVE_SECONDS = float(setting("SHIKOKU_LOAD_LIVE_SECONDS", "10"))
 WARM_UP_GAMES, WARM_UP_SECONDS = 4, 3.0
 
 
 # -- the machine and its processes ------------------------------------------------------------
 
 
-def machine() -> str:
-    model = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.partition(":")[2].strip()
-            break
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    return (
-        f"machine: nproc {len(os.sched_getaffinity(0))}, {model}; "
-        f"python {platform.python_version()}, grpcio {grpc.__version__}\n"
-        f"uptime at start: {uptime}"
-    )
-
-
-def _stat_fields(pid: int) -> list[str]:
-    text = Path(f"/proc/{pid}/stat").read_text()
-    return text.rpartition(")")[2].split()  # the fields after "(comm)": state is [0]
-
-
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of the process (all its threads) so far."""
-    fields = _stat_fields(pid)
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    """CPU time of the process (all its threads) so far."""
+    return thread_seconds(pid)
 
 
 def machine_jiffies() -> tuple[int, int]:
@@ -148,29 +135,6 @@ class OthersMeter:
         if elapsed <= 0:
             return 0.0
         return max(0.0, ((busy - self._busy) / CLOCK_TICKS - (self._own() - self._ours)) / elapsed)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def redis_pids() -> list[int]:
-    """This process's redis-server children (the embedded Redis)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            comm = (entry / "comm").read_text().strip()
-            parent = int(_stat_fields(int(entry.name))[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == os.getpid() and comm.startswith("redis-server"):
-            found.append(int(entry.name))
-    return found
 
 
 def watched_processes(system: System) -> dict[str, int]:
@@ -256,12 +220,39 @@ class Level:
 # -- the bots ---------------------------------------------------------------------------------
 
 
+@dataclass
+class Game:
+    """A game a bot plays: its seats, the legal actions the last answer carried, and the
+    seats that have acted."""
+
+    game_id: str
+    seats: dict[int, Client]
+    listed: game_pb2.ListLegalActionsResponse | None = None
+    acted: set[int] = field(default_factory=set)
+
+
+#: For seating tables ahead: about how many commands a second the system serves (closed loop)
+#: and how many a random game takes at the least.
+EXPECTED_RATE, STEPS_PER_GAME = 700, 500
+
+
+def tables_ahead(games: int, seconds: float, rate: float | None) -> int:
+    """How many tables each bot seats before the window for the games that end in it."""
+    per_bot = (rate * seconds) if rate else EXPECTED_RATE * seconds / games
+    return round(per_bot / STEPS_PER_GAME)
+
+
 class Bot:
     """Plays games one after another for its window: closed loop (`rate` None), or open loop
     with one command slot every 1/rate seconds."""
 
     def __init__(
-        self, system: System, seed: int, window: Window, rate: float | None = None
+        self,
+        system: System,
+        seed: int,
+        window: Window,
+        rate: float | None = None,
+        ahead: int = 0,
     ) -> None:
         self._target = system.gateway_target
         self._api_key = system.api_key
@@ -269,6 +260,7 @@ class Bot:
         self._window = window
         self._rate = rate
         self.record = Record()
+        self._ahead = ahead
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _timed(self, name: str, call: Callable[[], T]) -> T | None:
@@ -282,9 +274,9 @@ class Bot:
         finally:
             self.record.latencies[name].append(time.perf_counter() - begin)
 
-    def _seat(self, client: Client) -> tuple[str, dict[int, Client]] | None:
+    def _seat(self, client: Client) -> Game | None:
         table = self._timed(SETUP, lambda: seat_table(client, SEATS))
-        return None if table is None else (table.game_id, table.seats)
+        return None if table is None else Game(table.game_id, table.seats)
 
     def _run(self) -> None:
         try:
@@ -296,14 +288,31 @@ class Bot:
             if not self._window.go.is_set():
                 self._window.ready.abort()
 
-    def _play(self, client: Client) -> None:
-        game = None
-        for _ in range(20):  # the first table is seated before the window opens
-            if (game := self._seat(client)) is not None:
+    def _seated_ahead(self, client: Client) -> list[Game]:
+        """The table played first and the `ahead` that replace games ending in the window,
+        seated before it opens, each played until every seat has acted once: a seat's first
+        access check (a grant is then kept until its table changes) and a table's seating are
+        a game's cost once, not the steady cost of a live game, which the window measures."""
+        games: list[Game] = []
+        for _ in range(20 * (1 + self._ahead)):
+            if len(games) > self._ahead:
                 break
-            time.sleep(0.1)
-        else:
+            if (game := self._seat(client)) is None:
+                time.sleep(0.1)
+                continue
+            for _ in range(4 * SEATS):
+                if self._turn(game, end=time.perf_counter()) is None or game.acted >= set(
+                    game.seats
+                ):
+                    break
+            games.append(game)
+        if not games:
             raise RuntimeError(f"no table seated: {self.record.errors_text()}")
+        return games
+
+    def _play(self, client: Client) -> None:
+        ahead = self._seated_ahead(client)
+        game: Game | None = ahead.pop(0)
         self.record = Record()  # the window's figures only
         self._window.ready.wait()
         self._window.go.wait()
@@ -312,7 +321,7 @@ class Bot:
         slot = self._window.start + self._rng.uniform(0, period)
         while time.perf_counter() < end:
             if game is None:
-                game = self._seat(client)
+                game = ahead.pop(0) if ahead else self._seat(client)
                 if game is None:
                     time.sleep(0.05)
                 continue
@@ -321,7 +330,7 @@ class Bot:
             begun = time.perf_counter()
             if begun >= end:
                 return
-            taken = self._turn(*game, end)
+            taken = self._turn(game, end)
             if taken is None:  # over: the next game takes this slot
                 self.record.games_ended += 1
                 game = None
@@ -332,11 +341,16 @@ class Bot:
                     self.record.from_slot.append(taken - slot)
                 slot += period
 
-    def _turn(self, game_id: str, seats: dict[int, Client], end: float) -> float | None:
+    def _turn(self, game: Game, end: float) -> float | None:
         """One command for the seat that must act: when it was answered (0 if a call failed),
-        or None when the game is over."""
+        or None when the game is over. One call a step: the legal actions come with the last
+        command's answer (include_legal_actions); only a game's first step, or one after a
+        failed call, lists them."""
+        game_id, seats = game.game_id, game.seats
         reader = next(iter(seats.values()))
-        listed = self._timed(LEGAL, lambda: reader.legal_actions(game_id))
+        listed, game.listed = game.listed, None
+        if listed is None:
+            listed = self._timed(LEGAL, lambda: reader.legal_actions(game_id))
         if listed is None:
             return 0.0
         actions = [a for a in listed.actions if a.seat in seats]
@@ -352,10 +366,14 @@ class Bot:
 
         command = command_for(action, self._rng, best_routes)
         acting = seats[action.seat]
-        answer = self._timed(SUBMIT, lambda: acting.act(game_id, command))
+        game.acted.add(action.seat)
+        answer = self._timed(
+            SUBMIT, lambda: acting.act(game_id, command, include_legal_actions=True)
+        )
         answered = time.perf_counter()
         if answer is None:
             return 0.0
+        game.listed = answer.legal_actions
         if answered <= end:
             self.record.commands += 1
         return answered
@@ -366,7 +384,8 @@ def run_level(
 ) -> Level:
     pids = watched_processes(system)
     window = Window(threading.Barrier(games + 1))
-    bots = [Bot(system, seed + n, window, rate) for n in range(games)]
+    ahead = tables_ahead(games, seconds, rate)
+    bots = [Bot(system, seed + n, window, rate, ahead) for n in range(games)]
     for bot in bots:
         bot.thread.start()
     try:
@@ -444,6 +463,46 @@ def print_cpu(levels: list[Level], cores: int) -> None:
         f"(CPU ms per acknowledged command, utime+stime over the window; loadgen: this process, "
         f"the bots; system: the others of ours; busy: the machine's {cores} CPUs; others: "
         f"of that, processes not ours)"
+    )
+
+
+#: Issue 28's acceptance: CPU of all services per bot step, SubmitCommand's p99 in the open
+#: loop, and the lobby's CPU per step staying within this share of its mean over the levels.
+STEP_CPU_MS, OPEN_P99_MS, LOBBY_FLAT = 1.5, 50.0, 0.20
+
+
+def print_acceptance(levels: list[Level]) -> None:
+    def per_step(level: Level, names: Iterable[str]) -> float:
+        return 1000 * sum(level.cpu[n] for n in names) / max(1, level.record.commands)
+
+    def verdict(holds: bool) -> str:
+        return "meets" if holds else "MISSES"
+
+    services = [n for n in levels[0].cpu if n != "loadgen"]
+    steps = {f"{level.label} {level.games}": per_step(level, services) for level in levels}
+    worst = max(steps.values())
+    print(
+        "CPU per bot step, all services: "
+        + ", ".join(f"{name} {ms:.2f}" for name, ms in steps.items())
+        + f" ms; the most {worst:.2f} ms, target <= {STEP_CPU_MS} ({verdict(worst <= STEP_CPU_MS)})"
+    )
+    opened = levels[-1]
+    p99 = 1000 * percentile(opened.record.latencies.get(SUBMIT, [float("inf")]), 0.99)
+    clean = not opened.record.errors
+    print(
+        f"SubmitCommand p99, {opened.games} games offered {OPEN_RATE:g} steps/s: {p99:.1f} ms, "
+        f"errors {opened.record.errors_text()}; target <= {OPEN_P99_MS:g} ms and none "
+        f"({verdict(p99 <= OPEN_P99_MS and clean)})"
+    )
+    # The lobby's sweep: the same commands/s spread over more and more live games.
+    live = {level.games: per_step(level, ["lobby"]) for level in levels if level.label == "live"}
+    mean = sum(live.values()) / len(live) if live else 0.0
+    off = max(abs(ms - mean) for ms in live.values()) / mean if mean else 0.0
+    print(
+        f"lobby CPU per step, {LIVE_RATE:g} steps/s over N live games: "
+        + ", ".join(f"{games} {ms:.4f}" for games, ms in live.items())
+        + f" ms; at most {100 * off:.0f}% off their mean, target <= {100 * LOBBY_FLAT:.0f}% "
+        f"({verdict(bool(live) and off <= LOBBY_FLAT)})"
     )
 
 
@@ -538,6 +597,12 @@ def load_levels(log: TextIO) -> list[Level]:
                 f"errors {level.record.errors_text()}",
                 flush=True,
             )
+        for n, games in enumerate(LIVE_LEVELS):
+            live = run_level(
+                system, "live", games, LIVE_SECONDS, seed=2_000_000 + n, rate=LIVE_RATE / games
+            )
+            print(f"  live   {games:>4} games: {live.rate:7.1f} cmd/s", flush=True)
+            levels.append(live)
         opened = run_level(system, "open", OPEN_GAMES, OPEN_SECONDS, seed=1_000_000, rate=OPEN_RATE)
         print(f"  open   {OPEN_GAMES:>4} games: {opened.rate:7.1f} cmd/s", flush=True)
         levels.append(opened)
@@ -582,6 +647,8 @@ def main() -> None:
     print_open_lag(opened)
     print()
     print_cpu(levels, cores)
+    print()
+    print_acceptance(levels)
     print()
     print_rss(levels)
     print()

@@ -68,7 +68,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -83,8 +82,8 @@ from typing import IO, Any, TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import grpc
 
+from bench.processes import machine, process_seconds, redis_pids, thread_seconds
 from services.rules.domain.commands import Command
 from services.rules.domain.decide import decide
 from services.rules.domain.events import Event
@@ -119,58 +118,6 @@ SETTLE = float(setting("SITE_SETTLE", "0.25"))
 
 
 # -- the machine and its processes ------------------------------------------------------------
-
-
-def machine() -> str:
-    model = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.partition(":")[2].strip()
-            break
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    return (
-        f"machine: nproc {len(os.sched_getaffinity(0))}, {model}; "
-        f"python {platform.python_version()}, grpcio {grpc.__version__}\n"
-        f"uptime at start: {uptime}"
-    )
-
-
-def _stat_fields(pid: int) -> list[str]:
-    text = Path(f"/proc/{pid}/stat").read_text()
-    return text.rpartition(")")[2].split()  # the fields after "(comm)": state is [0]
-
-
-def process_seconds(pid: int) -> float:
-    """User + system CPU time of the process so far, its ended threads' too (clock ticks)."""
-    fields = _stat_fields(pid)
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def thread_seconds(pid: int) -> float:
-    """The CPU time of the process's living threads so far, to the nanosecond (schedstat)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, IndexError, ValueError):  # a thread that just ended
-            continue
-    return total / 1e9
-
-
-def redis_pids() -> list[int]:
-    """This process's redis-server children (the embedded Redis)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            comm = (entry / "comm").read_text().strip()
-            parent = int(_stat_fields(int(entry.name))[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == os.getpid() and comm.startswith("redis-server"):
-            found.append(int(entry.name))
-    return found
 
 
 @dataclass

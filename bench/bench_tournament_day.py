@@ -38,8 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
-from bench_load import cpu_seconds, machine, percentile, rss_mb, watched_processes
 
+from bench.bench_load import cpu_seconds, percentile, watched_processes
+from bench.processes import machine, rss_mb
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
 from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, RandomPlayer
