@@ -6,6 +6,7 @@ for a soak run.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from collections.abc import Iterator
@@ -13,8 +14,8 @@ from itertools import pairwise
 
 import pytest
 
-from services.routes.engine import solver
-from services.routes.engine.graph import Route, TrackGraph
+from services.routes.engine import deep, solver
+from services.routes.engine.graph import Route, TrackGraph, Train
 from services.routes.engine.index import build_index
 from services.routes.engine.rules import Walk, check_disjoint
 from services.routes.engine.solver import solve
@@ -169,3 +170,70 @@ def test_validation_never_accepts_more_than_the_optimum() -> None:
             else:
                 assert check.violation is not None and check.revenue == 0
     assert accepted > CHECKED_GRAPHS // 10, "the random submissions exercise accepted routes too"
+
+
+def single_train_graphs(seed: int, count: int) -> Iterator[tuple[int, TrackGraph, Walks]]:
+    """Random graphs with one train of each kind in turn, D-trains most often."""
+    rng = random.Random(seed)
+    kinds = (Train("D", None), Train("D", None), Train("4", 4), Train("3", 3), Train("2", 2))
+    for n, graph, walks in small_graphs(seed, count):
+        yield n, dataclasses.replace(graph, trains=(rng.choice(kinds),)), walks
+
+
+def test_the_search_from_route_ends_finds_the_exhaustive_optimum_and_its_tie_break(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Force the path one train takes on a large board: no enumeration, the memoised search of
+    # `deep` with its block bound, then its walk in tie-break order.
+    monkeypatch.setattr(solver, "QUICK_AFTER", 1)
+    for n, graph, walks in single_train_graphs(1893, GRAPHS):
+        expected = brute_force(graph, walks)
+        solution = solver.solve(graph)
+        context = f"graph #{n}: {graph}"
+        assert solution.proven, context
+        assert solution.revenue == expected.revenue, context
+        by_train = {r.train: r for r in solution.routes}
+        key = tuple(
+            IDLE
+            if (r := by_train.get(t)) is None
+            else (-r.revenue, undirected_key(r.nodes, r.segments))
+            for t in range(len(graph.trains))
+        )
+        assert key == expected.key, context
+
+
+def test_the_block_bound_is_never_below_a_walk_it_bounds() -> None:
+    # From the end of a random walk, every simple walk through nodes the first did not use
+    # (passing no terminal) earns at most the block bound of that state, with or without a
+    # limit on the centres counted: were it ever below, the search could miss the optimum.
+    rng = random.Random(11)
+    checked = 0
+    for _, graph, walks in small_graphs(1894, CHECKED_GRAPHS):
+        index = build_index(graph)
+        search = deep._Search(index, Train("D", None), None)
+        ix = index.node_index
+        usable = [
+            (tuple(ix[v] for v in n), n)
+            for n, _ in walks
+            if not any(search.terminal[ix[v]] for v in n[1:-1])
+        ]
+        for _ in range(5):
+            if not usable:
+                break
+            first, _names = rng.choice(usable)
+            e = first[-1]
+            if search.terminal[e]:
+                continue
+            gone = sum(1 << v for v in first)
+            comp = search.component(e, gone & ~(1 << e))
+            for left in (deep.ANY, 1, 2, 3):
+                bound = search.bound(e, comp, gone, left)
+                for nodes, _n in usable:
+                    if nodes[0] != e or any(gone >> v & 1 for v in nodes[1:]):
+                        continue
+                    centres = [v for v in nodes[1:] if index.is_centre[v]]
+                    if left != deep.ANY and len(centres) > left:
+                        continue
+                    assert sum(search.value[v] for v in centres) <= bound, (graph, first, nodes)
+                    checked += 1
+    assert checked > CHECKED_GRAPHS

@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
+from services.routes.engine import deep
 from services.routes.engine.assign import IDLE, FirstOptimal, Optimum
 from services.routes.engine.candidates import (
     DeadlineExceeded,
@@ -90,10 +91,44 @@ def _solve(graph: TrackGraph, deadline: Deadline | None) -> Solution:
     quick: _Found | None = None
     if enum.exhausted:
         quick = _quick(index, enum, deadline)
+        if len(trains) == 1:
+            return _single(index, enum, quick, deadline, candidates)
         enum = enumerate_routes(index, max_stops, deadline, budget=MAX_ROUTES)
         candidates += len(enum.routes)
     found, proven = _search(index, enum, deadline, quick)
+    return _solution(index, enum, found, proven, candidates)
 
+
+def _single(
+    index: GraphIndex, first: Enumeration, quick: _Found, deadline: Deadline | None, seen: int
+) -> Solution:
+    """One train on a large board: the search of `deep`, not an enumeration of every route;
+    the quick answer if the deadline comes first."""
+    try:
+        total, walk, states = deep.best_route(index, index.graph.trains[0], deadline, quick.total)
+    except DeadlineExceeded:
+        return _solution(index, first, quick, False, seen)
+    if walk is None:
+        return Solution((), 0, True, seen + states)
+    nodes = [walk[0][0]]
+    segs: list[int] = []
+    for _, conn in walk:
+        nodes.extend(conn.nodes)
+        segs.extend(conn.segments)
+    walk_nodes, walk_segs = canonical(nodes, segs)
+    route = Route(
+        train=0,
+        nodes=tuple(index.nodes[n].id for n in walk_nodes),
+        segments=tuple(index.segments[s].id for s in walk_segs),
+        revenue=total,
+    )
+    return Solution((route,), total, True, seen + states)
+
+
+def _solution(
+    index: GraphIndex, enum: Enumeration, found: _Found, proven: bool, candidates: int
+) -> Solution:
+    trains = index.graph.trains
     classes = _classes(enum, trains)
     routes = []
     for i in sorted(found.chosen):

@@ -1,0 +1,354 @@
+"""The best route of one train without listing every route: a search from route ends.
+
+For one train on a large board (a D-train may have millions of legal routes) the solver does not
+enumerate. A route is grown from one end, a connection (`candidates.connections_from`) at a
+time. What the rest of a route can still earn from its current end `e` depends only on:
+
+- the part of the track still reachable from `e` (the *component*: nodes not yet used, reached
+  through segments from `e`; a connection from `e` can only run inside it),
+- which terminal centres (blocked cities, off-boards, which a route only ends at) are used,
+- whether the route already has a token, and how many centres the train may still count.
+
+So the best completion is memoised on those (`_Search.best`). Each state is bounded before it is
+searched, by the *block bound* of its component: a simple path leaving `e` visits the blocks
+(biconnected components) of the track along one path of the block-cut tree, never coming back
+to a block it left; so it earns at most the values of the blocks on the best such path, plus
+one terminal where it ends. For a train counting `k` centres the `k` best values bound it too.
+Either bound ignores other rules (the crossing rule, for one), so it never falls below the best
+completion: the search stays exact.
+
+The memo holds exact values, or "at most v" where a search was cut off by what was needed.
+
+The route returned is the first in the solver's tie-break order among the best ones: walks are
+tried in `order.walk_key` order (start node, then segment, node, ... by index; a walk before its
+extensions), each pruned unless its best completion reaches the optimum. The first walk found
+is the route in its smaller direction, since its reverse is one of the walks tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from services.routes.engine.candidates import Connection, DeadlineExceeded, connections_from
+from services.routes.engine.deadline import Deadline
+from services.routes.engine.graph import Train
+from services.routes.engine.index import GraphIndex
+
+#: A state's best completion is not known to reach anything: no token can be reached.
+NONE = -(1 << 40)
+#: `left` for a train that counts every centre.
+ANY = -1
+#: The memo is cleared when it grows past this many states (it is only a cache).
+MEMO_LIMIT = 400_000
+
+
+class _Search:
+    def __init__(self, index: GraphIndex, train: Train, deadline: Deadline | None) -> None:
+        self.index = index
+        self.train = train
+        self.deadline = deadline
+        n = len(index.nodes)
+        self.centres = [i for i in range(n) if index.is_centre[i]]
+        self.value = [
+            index.nodes[i].value_for(train.name) if index.is_centre[i] else 0 for i in range(n)
+        ]
+        self.terminal = [index.is_centre[i] and index.nodes[i].is_terminal for i in range(n)]
+        self.terminals = sum(1 << i for i in range(n) if self.terminal[i])
+        self.tokens = sum(1 << c for c in self.centres if index.nodes[c].token)
+        # Track as a graph on nodes, terminals apart: a path passes no terminal.
+        self.adjacent: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.ends_at: list[list[int]] = [[] for _ in range(n)]
+        for v in range(n):
+            for link in index.links[v]:
+                if self.terminal[link.other]:
+                    self.ends_at[v].append(link.other)
+                elif not self.terminal[v]:
+                    self.adjacent[v].append((link.other, link.segment))
+        self.conns: dict[int, list[tuple[Connection, int]]] = {}
+        for c in self.centres:
+            found = []
+            for conn in connections_from(index, c):
+                mask = 0
+                for v in conn.nodes:
+                    mask |= 1 << v
+                found.append((conn, mask))
+            self.conns[c] = found
+        self.memo: dict[tuple[int, int, int, bool, int], tuple[int, bool]] = {}
+        self.states = 0
+
+    # -- bounds ------------------------------------------------------------------------------
+
+    def component(self, e: int, gone: int) -> int:
+        """The nodes reachable from `e` (itself included) through nodes not in `gone`."""
+        adjacent = self.adjacent
+        comp = 1 << e
+        stack = [e]
+        while stack:
+            u = stack.pop()
+            for w, _ in adjacent[u]:
+                if not (comp | gone) >> w & 1:
+                    comp |= 1 << w
+                    stack.append(w)
+        return comp
+
+    def bound(self, e: int, comp: int, gone: int, left: int) -> int:
+        """At most what a path leaving `e` earns inside `comp` (and at one terminal not gone),
+        `e` itself not counted; with `left` centres at most (`ANY`: no limit)."""
+        value = self.value
+        ends_at = self.ends_at
+        terminals_gone = gone & self.terminals
+
+        def bonus(u: int) -> int:
+            best = 0
+            for t in ends_at[u]:
+                if not terminals_gone >> t & 1 and value[t] > best:
+                    best = value[t]
+            return best
+
+        if left != ANY:
+            values = []
+            rest = comp & ~(1 << e)
+            while rest:
+                low = rest & -rest
+                v = low.bit_length() - 1
+                rest ^= low
+                if value[v]:
+                    values.append(value[v])
+            values.append(max((bonus(u) for u in _bits(comp)), default=0))
+            values.sort(reverse=True)
+            top = sum(values[:left])
+        blocks = _blocks(self.adjacent, e, gone & ~(1 << e))
+        of: dict[int, list[int]] = {}
+        for b, block in enumerate(blocks):
+            for v in block:
+                of.setdefault(v, []).append(b)
+        worth = [sum(value[v] for v in block) for block in blocks]
+        memo: dict[tuple[int, int], int] = {}
+
+        def leaving(v: int, came: int) -> int:
+            """The most a path from `v` (not counted) earns in blocks other than `came`."""
+            key = (v, came)
+            found = memo.get(key)
+            if found is not None:
+                return found
+            best = bonus(v)
+            for b in of.get(v, ()):
+                if b == came:
+                    continue
+                further = 0
+                for u in blocks[b]:
+                    if u != v:
+                        x = leaving(u, b) if len(of[u]) > 1 else bonus(u)
+                        if x > further:
+                            further = x
+                total = worth[b] - value[v] + further
+                if total > best:
+                    best = total
+            memo[key] = best
+            return best
+
+        block_bound = leaving(e, -1)
+        if left != ANY and top < block_bound:
+            return top
+        return block_bound
+
+    # -- the search --------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        self.states += 1
+        if self.states & 63 == 0 and self.deadline is not None and self.deadline.passed():
+            raise DeadlineExceeded
+
+    def best(self, e: int, gone: int, token: bool, left: int, need: int) -> tuple[int, bool]:
+        """The best the route ending at `e` (in `gone`, as is all its track) earns from here on:
+        `(value, True)`, exact, if it is more than `need`; else `(v, False)` with v <= `need`
+        and nothing more than v possible."""
+        comp = self.component(e, gone & ~(1 << e))
+        key = (e, comp, gone & self.terminals, token, left)
+        known = self.memo.get(key)
+        if known is not None and (known[1] or known[0] <= need):
+            return known
+        self.tick()
+        if not token and not comp & self.tokens:
+            found = (NONE, True)
+            self.memo[key] = found
+            return found
+        if left == 0:
+            found = (0 if token else NONE, True)
+            self.memo[key] = found
+            return found
+        upper = self.bound(e, comp, gone, left)
+        if upper <= need:
+            found = (upper, False)
+            self.memo[key] = found
+            return found
+        best = 0 if token else NONE
+        cut = best
+        value = self.value
+        tokens = self.tokens
+        further = ANY if left == ANY else left - 1
+        for conn, mask in self.conns[e]:
+            if mask & gone:
+                continue
+            far = conn.far
+            v = value[far]
+            has = token or bool(tokens >> far & 1)
+            if has and v > best:
+                best = v
+            if self.terminal[far] or further == 0:
+                continue
+            sub, exact = self.best(far, gone | mask, has, further, max(best, need) - v)
+            if exact:
+                if sub + v > best:
+                    best = sub + v
+            elif sub + v > cut:
+                cut = sub + v
+        found = (best, True) if best > need else (max(best, cut), False)
+        if len(self.memo) > MEMO_LIMIT:
+            self.memo.clear()
+        self.memo[key] = found
+        return found
+
+    def optimum(self, at_least: int) -> int:
+        """The best revenue of a route (0: none earns anything), given one earning
+        `at_least`."""
+        best = max(at_least, 0)
+        stops = self.train.stops
+        starts = sorted(self.centres, key=lambda c: -self.value[c])
+        for s in starts:
+            if stops is not None and stops < 2:
+                break
+            left = ANY if stops is None else stops - 2
+            token = bool(self.tokens >> s & 1)
+            for conn, mask in self.conns[s]:
+                far = conn.far
+                v = self.value[s] + self.value[far]
+                has = token or bool(self.tokens >> far & 1)
+                if has and v > best:
+                    best = v
+                if self.terminal[far] or left == 0:
+                    continue
+                sub, exact = self.best(far, mask | 1 << s, has, left, best - v)
+                if exact and sub + v > best:
+                    best = sub + v
+        return best
+
+    def first(self, target: int) -> list[tuple[int, Connection]] | None:
+        """The first walk in `walk_key` order earning `target`: its start and connections."""
+        stops = self.train.stops
+        if target <= 0 or (stops is not None and stops < 2):
+            return None
+        for s in self.centres:
+            left = ANY if stops is None else stops - 1
+            found = self._first_from(
+                s, 1 << s, self.value[s], bool(self.tokens >> s & 1), left, target, []
+            )
+            if found is not None:
+                return [(s, conn) for conn in found]
+        return None
+
+    def _first_from(
+        self,
+        e: int,
+        gone: int,
+        earned: int,
+        token: bool,
+        left: int,
+        target: int,
+        path: list[Connection],
+    ) -> list[Connection] | None:
+        if path and token and earned == target:
+            return list(path)
+        if left == 0 or (path and self.terminal[e]):
+            return None
+        if path:
+            sub, exact = self.best(e, gone, token, left, target - earned - 1)
+            if not exact or earned + sub < target:
+                return None
+        further = ANY if left == ANY else left - 1
+        for conn, mask in self.conns[e]:
+            if mask & gone:
+                continue
+            far = conn.far
+            path.append(conn)
+            found = self._first_from(
+                far,
+                gone | mask,
+                earned + self.value[far],
+                token or bool(self.tokens >> far & 1),
+                further,
+                target,
+                path,
+            )
+            path.pop()
+            if found is not None:
+                return found
+        return None
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _blocks(adjacent: Sequence[Sequence[tuple[int, int]]], root: int, gone: int) -> list[list[int]]:
+    """The blocks (biconnected components, bridges included) of the component of `root` in
+    the graph without the nodes of `gone`; a lone root is a block of its own."""
+    order: dict[int, int] = {root: 0}
+    low: dict[int, int] = {root: 0}
+    edges: list[tuple[int, int]] = []
+    blocks: list[list[int]] = []
+    stack: list[tuple[int, int, int]] = [(root, -1, 0)]
+    while stack:
+        u, via, i = stack[-1]
+        links = adjacent[u]
+        while i < len(links):
+            w, seg = links[i]
+            i += 1
+            if seg == via or gone >> w & 1:
+                continue
+            if w not in order:
+                order[w] = low[w] = len(order)
+                edges.append((u, w))
+                stack[-1] = (u, via, i)
+                stack.append((w, seg, 0))
+                break
+            if order[w] < order[u]:
+                edges.append((u, w))
+                if order[w] < low[u]:
+                    low[u] = order[w]
+        else:
+            stack.pop()
+            if stack:
+                p = stack[-1][0]
+                if low[u] < low[p]:
+                    low[p] = low[u]
+                if low[u] >= order[p]:
+                    members = set()
+                    while True:
+                        a, b = edges.pop()
+                        members.add(a)
+                        members.add(b)
+                        if (a, b) == (p, u):
+                            break
+                    blocks.append(sorted(members))
+    if not blocks:
+        blocks.append([root])
+    return blocks
+
+
+def best_route(
+    index: GraphIndex, train: Train, deadline: Deadline | None, at_least: int = 0
+) -> tuple[int, list[tuple[int, Connection]] | None, int]:
+    """The best revenue of `train` alone, the first best walk (start, connections), and the
+    number of search states visited. Raises `DeadlineExceeded`."""
+    search = _Search(index, train, deadline)
+    total = search.optimum(at_least)
+    walk = search.first(total)
+    if walk is None:
+        total = 0
+    return total, walk, search.states
