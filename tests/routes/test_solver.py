@@ -154,6 +154,18 @@ def test_a_deadline_stops_a_long_search_with_a_legal_answer(budget: float) -> No
     assert_legal(graph, solution)
 
 
+@pytest.mark.parametrize("budget", [0.0, 0.05, 0.1])
+def test_a_deadline_stops_the_search_of_one_train_with_a_legal_answer(budget: float) -> None:
+    # One D-train on the dense grid: the search from route ends, not the enumeration.
+    graph = TrackGraph(big_board().nodes, big_board().segments, (D,))
+    start, working = time.monotonic(), time.thread_time()
+    solution = solve(graph, deadline=MonotonicDeadline(start + budget))
+    worked = time.thread_time() - working
+    assert not solution.proven
+    assert worked < budget + 0.25, "the deadline is checked often"
+    assert_legal(graph, solution)
+
+
 def test_a_malformed_graph_is_refused() -> None:
     b = Board()
     b.city("A", token=True)
