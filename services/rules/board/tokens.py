@@ -111,12 +111,28 @@ def each_legal_token(position: Position, actor: Actor) -> Iterator[TokenOption]:
     cost = _next_cost(corporation, position.token_cities(corporation.id))
     if cost is None or cost > actor.cash:
         return
-    for hex_ in sorted(position.title.hexes):
-        tile, _ = position.content(hex_)
-        for city in tile.city_indices():
-            result = check_token(position, actor, hex_, city)
-            if isinstance(result, TokenOption):
-                yield result
+    # What `check_token` refuses whatever else holds is passed over without asking it: a hex
+    # with one of the corporation's tokens, a city without an open spot, a city its track
+    # does not reach (but its home).
+    placed = {hex_ for hex_, _ in position.token_cities(corporation.id)}
+    home = (corporation.home, corporation.home_city)
+    for city in position.track_derived(_cities):
+        if city[0] in placed or None not in position.spots(city):
+            continue
+        if city != home and not reach_of(position, corporation.id).reaches(city):
+            continue
+        result = check_token(position, actor, city[0], city[1])
+        if isinstance(result, TokenOption):
+            yield result
+
+
+def _cities(position: Position) -> tuple[CityRef, ...]:
+    """The cities on the map, by hex (sorted) and index."""
+    return tuple(
+        (hex_, city)
+        for hex_ in sorted(position.title.hexes)
+        for city in position.content(hex_)[0].city_indices()
+    )
 
 
 def _next_cost(corporation: CorporationCharter, placed: tuple[CityRef, ...]) -> int | None:
