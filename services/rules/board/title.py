@@ -415,9 +415,13 @@ class Title:
     #: profiles.toml; always has DEFAULT_PROFILE, with every switch off.
     profiles: Mapping[str, RulesProfile]
     _phases: Mapping[str, Phase] = field(init=False, repr=False)
+    _phase_indices: Mapping[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_phases", {phase.name: phase for phase in self.phases})
+        phases = {phase.name: phase for phase in self.phases}
+        object.__setattr__(self, "_phases", phases)
+        indices = {name: self.phases.index(phase) for name, phase in phases.items()}
+        object.__setattr__(self, "_phase_indices", indices)
 
     def beginner_tiles(self, profile: str) -> Mapping[str, int]:
         """The tiles the beginner game adds to the supply under `profile`."""
@@ -466,7 +470,7 @@ class Title:
         return name in self._phases
 
     def phase_index(self, name: str) -> int:
-        return self.phases.index(self._phases[name])
+        return self._phase_indices[name]
 
     def phase_started_by(self, train: str) -> Phase | None:
         return next((p for p in self.phases if p.on_train == train), None)
