@@ -635,37 +635,49 @@ def _remove_train(trains: tuple[str, ...], train: str) -> tuple[str, ...]:
 
 
 def _train_bought(state: GameState, event: ev.TrainBought) -> GameState:
+    """The train moves to the buyer, its price from the buyer to the bank or the selling
+    corporation, the president's contribution (through the bank: both moves balance) to the
+    buyer; an exchanged train leaves it, for the open market unless it rusts. One new state."""
     title = state.title_model
     buyer = state.corporation(event.corporation)
+    players, corporations = state.players, state.corporations
+    depot, pool, bank = state.depot, state.pool_trains, state.bank
     if event.contribution:
-        # The president's money reaches the treasury through the bank: both moves balance.
-        state = _pay_bank(state, buyer.president, event.contribution)
-        state = _corporation_receives(state, buyer.id, event.contribution)
+        players = _players(
+            state, buyer.president, lambda p: replace(p, cash=p.cash - event.contribution)
+        )
     if event.source == "depot":
-        left = state.depot[event.train]
-        depot = {**state.depot, event.train: left if left == UNLIMITED else left - 1}
-        state = replace(state, depot=MappingProxyType(depot))
-        state = _corporation_receives(state, buyer.id, -event.price)
+        left = depot[event.train]
+        depot = MappingProxyType({**depot, event.train: left if left == UNLIMITED else left - 1})
+        bank += event.price
     elif event.source == "open_market":
-        state = replace(state, pool_trains=_remove_train(state.pool_trains, event.train))
-        state = _corporation_receives(state, buyer.id, -event.price)
+        pool = _remove_train(pool, event.train)
+        bank += event.price
     else:
-        state = _update_corporation(
-            state,
-            event.source,
-            lambda c: replace(
-                c, trains=_remove_train(c.trains, event.train), cash=c.cash + event.price
-            ),
+        corporations = tuple(
+            replace(c, trains=_remove_train(c.trains, event.train), cash=c.cash + event.price)
+            if c.id == event.source
+            else c
+            for c in corporations
         )
-        state = _update_corporation(
-            state, buyer.id, lambda c: replace(c, cash=c.cash - event.price)
-        )
-    trains = (*state.corporation(buyer.id).trains, event.train)
+    bought = next(c for c in corporations if c.id == buyer.id)
+    trains = (*bought.trains, event.train)
     if event.exchanged:
         trains = _remove_train(trains, event.exchanged)
         if event.exchanged not in title.train(event.train).exchange_rusts:
-            state = replace(state, pool_trains=(*state.pool_trains, event.exchanged))
-    return _update_corporation(state, buyer.id, lambda c: replace(c, trains=trains))
+            pool = (*pool, event.exchanged)
+    cash = bought.cash + event.contribution - event.price
+    corporations = tuple(
+        replace(c, cash=cash, trains=trains) if c.id == buyer.id else c for c in corporations
+    )
+    return replace(
+        state,
+        players=players,
+        corporations=corporations,
+        depot=depot,
+        pool_trains=pool,
+        bank=bank,
+    )
 
 
 def _phase_changed(state: GameState, event: ev.PhaseChanged) -> GameState:
