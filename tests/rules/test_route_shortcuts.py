@@ -1,7 +1,8 @@
 """The answers the operating round takes without the route search (whether a corporation has a
 route, 8.7.5; whether its trains earn anything, the site's skipped route step) are the search's
-own: checked at every operating-round position of a real site game and of recorded bot games,
-for every corporation with a station token."""
+own, and the board's centres one connection away are the route engine's: checked at every
+operating-round position of a real site game and of recorded bot games, for every corporation
+with a station token."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from services.routes.engine.candidates import connections_from
 from services.routes.engine.graph import TrackGraph, Train
+from services.routes.engine.index import build_index
 from services.routes.engine.solver import solve
 from services.rules import board
 from services.rules.domain.evolve import fold
@@ -63,18 +66,39 @@ def _searched_route(state: GameState, corporation: str) -> bool:
     return solve(dataclasses.replace(graph, nodes=counted)).revenue > 0
 
 
+def _engine_centres(state: GameState, corporation: str) -> dict[str, set[str]]:
+    """Per centre with the token, the far ends of the route engine's connections from it."""
+    assert state.board is not None
+    index = build_index(board.track_graph(state.board, corporation, state.phase, ()))
+    return {
+        node.id: {index.nodes[c.far].id for c in connections_from(index, number)}
+        for number, node in enumerate(index.nodes)
+        if node.token
+    }
+
+
+def _name(city: tuple[str, int]) -> str:
+    hex_, index = city
+    return hex_ if index == 0 else f"{hex_}.{index}"
+
+
 @pytest.mark.parametrize(("name", "game"), _games(), ids=lambda value: str(value)[:40])
 def test_the_shortcuts_answer_as_the_search(name: str, game: SiteGame) -> None:
     checked = 0
     for state in _operating_positions(game):
+        assert state.board is not None
         for corporation in state.corporations:
             if not corporation.tokens_placed:
                 continue
             assert has_route(state, corporation) == _searched_route(state, corporation.id)
+            assert _engine_centres(state, corporation.id) == {
+                _name(city): {_name(centre) for centre in centres}
+                for city, centres in board.next_centres(state.board, corporation.id).items()
+            }
             if corporation.trains:
                 graph: TrackGraph = corporation_graph(state, corporation.id)
                 earns = solve(graph).revenue > 0
                 assert can_run_routes(state, corporation.id) == earns
-                assert not pair_earns(graph) or earns
+                assert not pair_earns(state, corporation.id) or earns
             checked += 1
     assert checked, name

@@ -15,6 +15,7 @@ The engine's entry points:
     apply_token(position, corporation, hex, city, spot=None) -> Position
     connectivity(position, corporation) -> Connectivity
     track_graph(position, corporation, phase, trains) -> services.routes.engine.graph.TrackGraph
+    next_centres(position, corporation) -> {token city: the centres one connection away}
 """
 
 from services.rules.board.connectivity import Connectivity, connectivity
@@ -37,7 +38,7 @@ from services.rules.board.position import (
     apply_token,
     initial_position,
 )
-from services.rules.board.route_graph import track_graph
+from services.rules.board.route_graph import centre_value, next_centres, track_graph
 from services.rules.board.title import Title
 from services.rules.board.tokens import TokenOption, check_token, each_legal_token, legal_tokens
 from services.rules.board.upgrades import upgrade_chart
@@ -60,6 +61,7 @@ __all__ = [
     "UnknownTitle",
     "apply_lay",
     "apply_token",
+    "centre_value",
     "check_lay",
     "check_token",
     "connectivity",
@@ -71,6 +73,7 @@ __all__ = [
     "legal_tokens",
     "load_title",
     "load_title_from",
+    "next_centres",
     "title_names",
     "track_graph",
     "upgrade_chart",

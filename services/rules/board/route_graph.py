@@ -15,7 +15,7 @@ from functools import cache
 from services.routes.engine.graph import Node, NodeKind, Segment, TrackGraph, Train
 from services.rules.board.position import Position
 from services.rules.board.title import STOP, Stop, StopKind, Tile, Title, is_edge
-from services.rules.board.track import Network, blocked_stops, network_of
+from services.rules.board.track import Network, StopRef, blocked_stops, network_of
 
 _KINDS = {
     StopKind.CITY: NodeKind.CITY,
@@ -63,6 +63,65 @@ def track_graph(
             nodes.append(parts.centre(position, net, node, level, node in tokens, node in blocked))
     segments = tuple(parts.segment(position, net, path) for path in sorted(used))
     return TrackGraph(tuple(nodes), segments, tuple(trains))
+
+
+def next_centres(position: Position, corporation: str) -> dict[StopRef, frozenset[StopRef]]:
+    """Per city holding the corporation's token, the centres one connection away in its track
+    graph, as the route engine's `connections_from` finds them: walks through hex sides only
+    (never turning back on the hex it came across, no node twice) to the next centre, blocked
+    and off-board ones included. Without building the graph: what a route of two stops needs
+    (`services.rules.domain.route_pricing.pair_earns`). Found once per position."""
+    found = position.derived(_next_centres)
+    known = found.get(corporation)
+    if known is None:
+        net = network_of(position)
+        known = found[corporation] = {
+            city: frozenset(net.stop_ref(node) for node in _centres_from(net, net.stop_nodes[city]))
+            for city in position.token_cities(corporation)
+        }
+    return known
+
+
+def _next_centres(_position: Position) -> dict[str, dict[StopRef, frozenset[StopRef]]]:
+    return {}
+
+
+def _centres_from(net: Network, start: int) -> set[int]:
+    sides, incidence, path_hexes, path_nodes = (
+        net.side_count,
+        net.incidence,
+        net.path_hexes,
+        net.path_nodes,
+    )
+    found: set[int] = set()
+    on_the_way: set[int] = set()
+
+    def walk(node: int, last_hex: str | None) -> None:
+        for path, end in incidence[node]:
+            hex_ = path_hexes[path]
+            if hex_ == last_hex:
+                continue
+            other = path_nodes[path][1 - end]
+            if other == start or other in on_the_way:
+                continue
+            if other >= sides:
+                found.add(other)
+            else:
+                on_the_way.add(other)
+                walk(other, hex_)
+                on_the_way.discard(other)
+
+    walk(start, None)
+    return found
+
+
+def centre_value(position: Position, stop: StopRef, phase: str, train: str) -> int:
+    """What the centre is worth to the train in its track graph (`Node.value_for`)."""
+    tile, _ = position.content(stop[0])
+    found = tile.stops[stop[1]]
+    level = position.title.phase(phase).offboard
+    revenue = found.revenue_by_level[level] if found.kind is StopKind.OFFBOARD else found.revenue
+    return found.revenue_by_train.get(train, revenue)
 
 
 @dataclass(eq=False)

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kernel.rejection import Kind, Rejected
-from services.routes.engine.candidates import connections_from
-from services.routes.engine.graph import Train
-from services.routes.engine.index import build_index
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
 
@@ -104,31 +101,10 @@ def check_token(
 def has_route(state: GameState, corporation: Corporation) -> bool:
     """8.7.5: a station token in a city connected to another revenue centre, which may be
     another city holding the corporation's own token. Whether a legal route of two stops
-    exists, whatever the stops earn (a printed city earns nothing yet): the route engine's
-    search, with every stop worth one. Found once per position, corporation and phase (the
-    position's derived values; the train step asks it again and again)."""
-    found = position(state).derived(_routes_found)
-    key = (corporation.id, state.phase)
-    known = found.get(key)
-    if known is None:
-        known = found[key] = _has_route(position(state), corporation.id, state.phase)
-    return known
-
-
-def _routes_found(_position: board.Position) -> dict[tuple[str, str], bool]:
-    """Per (corporation, phase), whether it has a route at this position (`has_route`)."""
-    return {}
-
-
-def _has_route(at: board.Position, corporation: str, phase: str) -> bool:
-    """The search's answer without the search: with every stop worth one, a route earns
-    something as soon as there is one, and there is one exactly when a connection (the route
-    engine's track from one centre to the next) leaves a centre with the token: every route
-    starts with one of those, and each is a legal route of two stops."""
-    index = build_index(board.track_graph(at, corporation, phase, (Train("2", 2),)))
-    return any(
-        connections_from(index, number) for number, node in enumerate(index.nodes) if node.token
-    )
+    exists, whatever the stops earn (a printed city earns nothing yet), as the route engine
+    has it: a connection (its track from one centre to the next) leaves a city with the
+    token. Every route starts with one of those, and each is a legal route of two stops."""
+    return any(board.next_centres(position(state), corporation.id).values())
 
 
 def as_rejected(rejection: board.Rejection) -> Rejected:

@@ -13,9 +13,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 
 from kernel.rejection import Kind, Rejected, quoted
-from services.routes.engine.candidates import connections_from
 from services.routes.engine.graph import TrackGraph, Train, route_hexes
-from services.routes.engine.index import build_index
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import (
     ConnectionRoute,
@@ -47,26 +45,35 @@ def can_run_routes(state: GameState, corporation_id: str) -> bool:
     """Whether the corporation's trains have a route that earns something now: the best runs
     earn something exactly when one route does, which a route of two stops usually shows
     without the search (`pair_earns`)."""
-    graph = corporation_graph(state, corporation_id)
-    return pair_earns(graph) or solve(graph).revenue > 0
+    if pair_earns(state, corporation_id):
+        return True
+    return solve(corporation_graph(state, corporation_id)).revenue > 0
 
 
-def pair_earns(graph: TrackGraph) -> bool:
-    """Whether a route of two stops earns something for one of the trains: a connection (the
-    route engine's track from one centre to the next) leaving a centre with the token, the
-    two centres together worth something to a train of two stops or more. Such a route is
-    legal, so the search's best runs earn at least as much; when there is none, only the
-    search tells."""
-    trains = [train.name for train in graph.trains if train.stops is None or train.stops >= 2]
+def pair_earns(state: GameState, corporation_id: str) -> bool:
+    """Whether a route of two stops earns something for one of the corporation's trains: a
+    connection (the route engine's track from one centre to the next, `board.next_centres`)
+    leaving a city with its token, the two centres together worth something to a train of
+    two stops or more. Such a route is legal, so the search's best runs earn at least as
+    much; when there is none, only the search tells."""
+    title = state.title_model
+    trains = [
+        name
+        for name in dict.fromkeys(state.corporation(corporation_id).trains)
+        if (stops := title.train(name).stops or None) is None or stops >= 2
+    ]
     if not trains:
         return False
-    index = build_index(graph)
-    for number, node in enumerate(index.nodes):
-        if not node.token:
-            continue
-        for connection in connections_from(index, number):
-            far = index.nodes[connection.far]
-            if any(node.value_for(name) + far.value_for(name) > 0 for name in trains):
+    assert state.board is not None
+    position, phase = state.board, state.phase
+    for city, centres in board.next_centres(position, corporation_id).items():
+        for centre in centres:
+            if any(
+                board.centre_value(position, city, phase, name)
+                + board.centre_value(position, centre, phase, name)
+                > 0
+                for name in trains
+            ):
                 return True
     return False
 
