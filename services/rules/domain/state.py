@@ -23,9 +23,9 @@ else:
 
     def replace(value: _Value, /, **changes: Any) -> _Value:
         """`dataclasses.replace` for the frozen state values, at a fraction of its cost (evolve
-        makes a few per event): every field is copied or changed through its slot, with no
-        __init__ to run; they have none but the generated one (`test_state_replace` holds them
-        to that)."""
+        makes a few per event): every field is copied or changed through its slot (or, for the
+        game state, its many fields in one copy of the instance's dict), with no __init__ to
+        run; they have none but the generated one (`test_state_replace` holds them to that)."""
         replacer = _REPLACERS.get(type(value))
         if replacer is None:
             replacer = _REPLACERS[type(value)] = _replacer(type(value))
@@ -33,8 +33,9 @@ else:
 
     def _replacer(kind: type) -> Any:
         """A function (value, changes) -> the copy of `value` with `changes`, written out for
-        the fields of `kind`: one slot set per field, each the change or the value's own. The
-        same for every caller and never changed once made: a cache of code, not of state."""
+        the fields of `kind`: one slot set per field, each the change or the value's own (or
+        the value's dict and the changes, for a class without slots). The same for every
+        caller and never changed once made: a cache of code, not of state."""
         names = tuple(f.name for f in dataclasses.fields(kind))
         scope: dict[str, Any] = {
             "_new": object.__new__,
@@ -48,7 +49,14 @@ else:
             "        _unknown(_kind, changes)",
             "    new = _new(_kind)",
         ]
-        for name in names:
+        if "__slots__" not in kind.__dict__:
+            # Fields in the instance's dict: the value's dict copied, then the changes.
+            lines += [
+                "    fields = new.__dict__",
+                "    fields.update(value.__dict__)",
+                "    fields.update(changes)",
+            ]
+        for name in names if "__slots__" in kind.__dict__ else ():
             scope[f"_set_{name}"] = kind.__dict__[name].__set__  # the slot's own setter
             lines.append(
                 f"    _set_{name}(new, changes[{name!r}] if {name!r} in changes else value.{name})"
@@ -217,7 +225,8 @@ class GameResult:
     net_worths: tuple[tuple[int, int], ...]  # (seat, net worth)
 
 
-@dataclass(frozen=True, slots=True)
+#: Without slots, unlike the other values: its two dozen fields are copied as one dict.
+@dataclass(frozen=True)
 class GameState:
     title: str = ""
     beginner_game: bool = False
