@@ -17,7 +17,7 @@ import pytest
 from services.routes.engine import deep, solver
 from services.routes.engine.graph import Route, TrackGraph, Train
 from services.routes.engine.index import build_index
-from services.routes.engine.rules import Walk, check_disjoint
+from services.routes.engine.rules import Violation, Walk, check_disjoint, check_walk
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import (
     ConnectionRoute,
@@ -237,3 +237,60 @@ def test_the_block_bound_is_never_below_a_walk_it_bounds() -> None:
                     assert sum(search.value[v] for v in centres) <= bound, (graph, first, nodes)
                     checked += 1
     assert checked > CHECKED_GRAPHS
+
+
+def test_the_search_from_route_ends_equals_the_enumeration_on_larger_graphs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Boards of up to 7 x 7 hexes with more than 48 segments: bitsets wider than a machine word
+    # (a slip that only showed past bit 40 was once missed by the small graphs above). The
+    # enumeration, exact, is the reference; both answers must be the same routes.
+    rng = random.Random(1895)
+    kinds = (Train("D", None), Train("D", None), Train("5", 5), Train("3", 3))
+    compared = wide = 0
+    while compared < max(1, int(40 * SCALE)):
+        graph = random_graph(rng, max_cols=7, max_rows=7)
+        if len(graph.segments) <= 48:
+            continue
+        graph = dataclasses.replace(graph, trains=(rng.choice(kinds),))
+        reference = solver.solve(graph)
+        with monkeypatch.context() as m:
+            m.setattr(solver, "QUICK_AFTER", 1)
+            searched = solver.solve(graph)
+        assert reference.proven and searched.proven, graph
+        assert (searched.routes, searched.revenue) == (reference.routes, reference.revenue), graph
+        compared += 1
+        wide += reference.revenue > 0
+    assert wide > compared // 2, "most of them have routes"
+
+
+def test_the_search_from_route_ends_avoids_other_trains_track() -> None:
+    # The best D-route beside a route already run (its hex sides and segments barred, its
+    # centres not) equals the exhaustive best among the walks sharing no track with it.
+    rng = random.Random(12)
+    checked = 0
+    for _, graph, walks in small_graphs(1896, CHECKED_GRAPHS):
+        graph = dataclasses.replace(graph, trains=(Train("D", None),))
+        index = build_index(graph)
+        legal = [
+            (n, s, v)
+            for n, s in walks
+            if not isinstance(v := check_walk(index, 0, n, s), Violation) and v > 0
+        ]
+        if not legal:
+            continue
+        nodes, segments, _ = rng.choice(legal)
+        taken = Walk(0, nodes, segments)
+        gone = sum(1 << index.node_index[v] for v in nodes if not index.node(v).is_centre)
+        cut = sum(1 << index.segment_index[s] for s in segments)
+        expected = max(
+            (v for n, s, v in legal if check_disjoint(index, [taken, Walk(0, n, s)]) is None),
+            default=0,
+        )
+        search = deep._Search(index, graph.trains[0], None)
+        assert search.optimum(0, gone, cut) == expected, (graph, nodes)
+        if expected:
+            walk = search.first(expected, gone, cut)
+            assert walk is not None
+            checked += 1
+    assert checked > CHECKED_GRAPHS // 4

@@ -64,14 +64,15 @@ class _Search:
                     self.ends_at[v].append(link.other)
                 elif not self.terminal[v]:
                     self.adjacent[v].append((link.other, link.segment))
-        self.conns: dict[int, list[tuple[Connection, int]]] = {}
+        #: Per centre, the connections leaving it, each with its nodes and its segments as bits.
+        self.conns: dict[int, list[tuple[Connection, int, int]]] = {}
         for c in self.centres:
             found = []
             for conn in connections_from(index, c):
                 mask = 0
                 for v in conn.nodes:
                     mask |= 1 << v
-                found.append((conn, mask))
+                found.append((conn, mask, sum(1 << seg for seg in conn.segments)))
             self.conns[c] = found
         # The optimum is sought trying the most valuable next centre first (better totals found
         # sooner prune more); the tie-break walk keeps the order of `walk_key`.
@@ -79,25 +80,31 @@ class _Search:
             c: sorted(found, key=lambda cm: -self.value[cm[0].far])
             for c, found in self.conns.items()
         }
-        self.memo: dict[tuple[int, int, int, bool, int], tuple[int, bool]] = {}
+        self.between_centres = sum(
+            1 << i
+            for i, seg in enumerate(index.segments)
+            if index.is_centre[index.node_index[seg.a]] and index.is_centre[index.node_index[seg.b]]
+        )
+        self.memo: dict[tuple[int, int, int, bool, int, int], tuple[int, bool]] = {}
         self.states = 0
 
     # -- bounds ------------------------------------------------------------------------------
 
-    def component(self, e: int, gone: int) -> int:
-        """The nodes reachable from `e` (itself included) through nodes not in `gone`."""
+    def component(self, e: int, gone: int, cut: int = 0) -> int:
+        """The nodes reachable from `e` (itself included) through nodes not in `gone` and
+        segments not in `cut`."""
         adjacent = self.adjacent
         comp = 1 << e
         stack = [e]
         while stack:
             u = stack.pop()
-            for w, _ in adjacent[u]:
-                if not (comp | gone) >> w & 1:
+            for w, seg in adjacent[u]:
+                if not (comp | gone) >> w & 1 and not cut >> seg & 1:
                     comp |= 1 << w
                     stack.append(w)
         return comp
 
-    def bound(self, e: int, comp: int, gone: int, left: int) -> int:
+    def bound(self, e: int, comp: int, gone: int, left: int, cut: int = 0) -> int:
         """At most what a path leaving `e` earns inside `comp` (and at one terminal not gone),
         `e` itself not counted; with `left` centres at most (`ANY`: no limit)."""
         value = self.value
@@ -123,7 +130,7 @@ class _Search:
             values.append(max((bonus(u) for u in _bits(comp)), default=0))
             values.sort(reverse=True)
             top = sum(values[:left])
-        blocks = _blocks(self.adjacent, e, gone & ~(1 << e))
+        blocks = _blocks(self.adjacent, e, gone & ~(1 << e), cut)
         of: dict[int, list[int]] = {}
         for b, block in enumerate(blocks):
             for v in block:
@@ -165,12 +172,16 @@ class _Search:
         if self.states & 63 == 0 and self.deadline is not None and self.deadline.passed():
             raise DeadlineExceeded
 
-    def best(self, e: int, gone: int, token: bool, left: int, need: int) -> tuple[int, bool]:
+    def best(
+        self, e: int, gone: int, token: bool, left: int, need: int, cut: int = 0
+    ) -> tuple[int, bool]:
         """The best the route ending at `e` (in `gone`, as is all its track) earns from here on:
         `(value, True)`, exact, if it is more than `need`; else `(v, False)` with v <= `need`
-        and nothing more than v possible."""
-        comp = self.component(e, gone & ~(1 << e))
-        key = (e, comp, gone & self.terminals, token, left)
+        and nothing more than v possible. Segments of `cut` (other trains' track, whose hex
+        sides are in `gone`) are not used."""
+        comp = self.component(e, gone & ~(1 << e), cut)
+        # A cut segment leaves no trace in `comp` only where it joins two centres.
+        key = (e, comp, gone & self.terminals, token, left, cut & self.between_centres)
         known = self.memo.get(key)
         if known is not None and (known[1] or known[0] <= need):
             return known
@@ -183,18 +194,18 @@ class _Search:
             found = (0 if token else NONE, True)
             self.memo[key] = found
             return found
-        upper = self.bound(e, comp, gone, left)
+        upper = self.bound(e, comp, gone, left, cut)
         if upper <= need:
             found = (upper, False)
             self.memo[key] = found
             return found
         best = 0 if token else NONE
-        cut = best
+        ceiling = best  # the most a search cut short below `need` may still hold
         value = self.value
         tokens = self.tokens
         further = ANY if left == ANY else left - 1
-        for conn, mask in self.by_value[e]:
-            if mask & gone:
+        for conn, mask, segs in self.by_value[e]:
+            if mask & gone or segs & cut:
                 continue
             far = conn.far
             v = value[far]
@@ -203,21 +214,22 @@ class _Search:
                 best = v
             if self.terminal[far] or further == 0:
                 continue
-            sub, exact = self.best(far, gone | mask, has, further, max(best, need) - v)
+            sub, exact = self.best(far, gone | mask, has, further, max(best, need) - v, cut)
             if exact:
                 if sub + v > best:
                     best = sub + v
-            elif sub + v > cut:
-                cut = sub + v
-        found = (best, True) if best > need else (max(best, cut), False)
+            elif sub + v > ceiling:
+                ceiling = sub + v
+        found = (best, True) if best > need else (max(best, ceiling), False)
         if len(self.memo) > MEMO_LIMIT:
             self.memo.clear()
         self.memo[key] = found
         return found
 
-    def optimum(self, at_least: int) -> int:
-        """The best revenue of a route (0: none earns anything), given one earning
-        `at_least`."""
+    def optimum(self, at_least: int, gone: int = 0, cut: int = 0) -> int:
+        """The best revenue of a route (0: none earns anything) if it is more than `at_least`,
+        else `at_least`; the route uses no node of `gone` (hex sides) and no segment of
+        `cut` (the track of other trains)."""
         best = max(at_least, 0)
         stops = self.train.stops
         starts = sorted(self.centres, key=lambda c: -self.value[c])
@@ -226,7 +238,9 @@ class _Search:
                 break
             left = ANY if stops is None else stops - 2
             token = bool(self.tokens >> s & 1)
-            for conn, mask in self.by_value[s]:
+            for conn, mask, segs in self.by_value[s]:
+                if mask & gone or segs & cut:
+                    continue
                 far = conn.far
                 v = self.value[s] + self.value[far]
                 has = token or bool(self.tokens >> far & 1)
@@ -234,20 +248,23 @@ class _Search:
                     best = v
                 if self.terminal[far] or left == 0:
                     continue
-                sub, exact = self.best(far, mask | 1 << s, has, left, best - v)
+                sub, exact = self.best(far, gone | mask | 1 << s, has, left, best - v, cut)
                 if exact and sub + v > best:
                     best = sub + v
         return best
 
-    def first(self, target: int) -> list[tuple[int, Connection]] | None:
-        """The first walk in `walk_key` order earning `target`: its start and connections."""
+    def first(
+        self, target: int, gone: int = 0, cut: int = 0
+    ) -> list[tuple[int, Connection]] | None:
+        """The first walk in `walk_key` order earning `target` (there must be none earning
+        more), avoiding `gone` and `cut`: its start and connections."""
         stops = self.train.stops
         if target <= 0 or (stops is not None and stops < 2):
             return None
         for s in self.centres:
             left = ANY if stops is None else stops - 1
             found = self._first_from(
-                s, 1 << s, self.value[s], bool(self.tokens >> s & 1), left, target, []
+                s, gone | 1 << s, self.value[s], bool(self.tokens >> s & 1), left, target, [], cut
             )
             if found is not None:
                 return [(s, conn) for conn in found]
@@ -262,18 +279,19 @@ class _Search:
         left: int,
         target: int,
         path: list[Connection],
+        cut: int,
     ) -> list[Connection] | None:
         if path and token and earned == target:
             return list(path)
-        if left == 0 or (path and self.terminal[e]):
+        if earned > target or left == 0 or (path and self.terminal[e]):
             return None
         if path:
-            sub, exact = self.best(e, gone, token, left, target - earned - 1)
+            sub, exact = self.best(e, gone, token, left, target - earned - 1, cut)
             if not exact or earned + sub < target:
                 return None
         further = ANY if left == ANY else left - 1
-        for conn, mask in self.conns[e]:
-            if mask & gone:
+        for conn, mask, segs in self.conns[e]:
+            if mask & gone or segs & cut:
                 continue
             far = conn.far
             path.append(conn)
@@ -285,6 +303,7 @@ class _Search:
                 further,
                 target,
                 path,
+                cut,
             )
             path.pop()
             if found is not None:
@@ -301,7 +320,9 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def _blocks(adjacent: Sequence[Sequence[tuple[int, int]]], root: int, gone: int) -> list[list[int]]:
+def _blocks(
+    adjacent: Sequence[Sequence[tuple[int, int]]], root: int, gone: int, cut: int = 0
+) -> list[list[int]]:
     """The blocks (biconnected components, bridges included) of the component of `root` in
     the graph without the nodes of `gone`; a lone root is a block of its own."""
     order: dict[int, int] = {root: 0}
@@ -315,7 +336,7 @@ def _blocks(adjacent: Sequence[Sequence[tuple[int, int]]], root: int, gone: int)
         while i < len(links):
             w, seg = links[i]
             i += 1
-            if seg == via or gone >> w & 1:
+            if seg == via or gone >> w & 1 or cut >> seg & 1:
                 continue
             if w not in order:
                 order[w] = low[w] = len(order)
