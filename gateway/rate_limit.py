@@ -225,6 +225,8 @@ class TokenBuckets:
         self._leases: TTLCache[str, _Lease] = TTLCache(LEASES_KEPT, LEASE_SECONDS)
         # Buckets found empty: when Redis said a token is back (monotonic).
         self._empty: TTLCache[str, float] = TTLCache(LEASES_KEPT, SKIP_REDIS_SECONDS)
+        # Leases being taken now, by bucket: done when the lease is in `_leases`.
+        self._leasing: dict[str, asyncio.Future[None]] = {}
 
     async def take(self, key: str, limits: Limits | None = None) -> timedelta | None:
         """Takes a token from the bucket at `key` (filled at `limits`, by default the
@@ -233,17 +235,34 @@ class TokenBuckets:
         limits = limits or self.limits
         if not limits.enabled:
             return None
-        now = time.monotonic()
-        lease = self._leases.get(key)
-        if lease is not None and lease.tokens > 0 and now < lease.until:
-            lease.tokens -= 1
-            return None
-        back = self._empty.get(key)
-        if back is not None and now < back:
-            return timedelta(seconds=back - now)
-        if now < self._skip_redis_until:
-            metrics.UNCHARGED.inc()
-            return None
+        while True:
+            now = time.monotonic()
+            lease = self._leases.get(key)
+            if lease is not None and lease.tokens > 0 and now < lease.until:
+                lease.tokens -= 1
+                return None
+            back = self._empty.get(key)
+            if back is not None and now < back:
+                return timedelta(seconds=back - now)
+            if now < self._skip_redis_until:
+                metrics.UNCHARGED.inc()
+                return None
+            # One lease of a bucket at a time: calls that come meanwhile share what it brings
+            # (each taking its own lease would drain the bucket a burst could use).
+            pending = self._leasing.get(key)
+            if pending is None:
+                break
+            await asyncio.shield(pending)
+        leasing = self._leasing[key] = asyncio.get_running_loop().create_future()
+        try:
+            return await self._lease(key, limits)
+        finally:
+            del self._leasing[key]
+            leasing.set_result(None)
+
+    async def _lease(self, key: str, limits: Limits) -> timedelta | None:
+        """A new lease of the bucket at `key`, its first token taken (None), or how long until
+        the bucket holds one."""
         try:
             taken, wait_ms = await asyncio.wait_for(
                 self._take(keys=[key], args=[limits.per_second, limits.burst, lease_size(limits)]),

@@ -39,7 +39,7 @@ import msgpack
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.cluster import PRIMARY
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from infra.eventlog import COMMAND_ID_SECONDS, EVENTS_APPENDED, FOLLOW_BATCH, VERSION_CONFLICTS
 from infra.eventlog import Appended as Appended
@@ -197,6 +197,8 @@ class NoReplica(Rejected, RedisError):
         self.written = written
 
 
+#: How Redis refuses a WAIT sent to a replica (a pipeline on a slot map older than a failover).
+WAIT_ON_REPLICA = "WAIT cannot be used with replica"
 #: How long a count of a master's good replicas is used before the next append to it counts
 #: them again.
 RECOUNT_SECONDS = 1.0
@@ -454,7 +456,15 @@ class EventStore:
             if apart is not None:
                 fields: dict[Any, Any] = dict(apart.fields)
                 pipe.xadd(apart.stream, fields, maxlen=apart.kept, approximate=True)
-            replies = await pipe.execute()
+            try:
+                replies = await pipe.execute()
+            except ResponseError as error:
+                if wait is None or WAIT_ON_REPLICA not in str(error):
+                    raise
+                # A slot map from before a failover: the append went to the new master, the
+                # WAIT to the old one, now its replica. Not confirmed, so not acknowledged:
+                # a retry with the same command id finds it and waits again.
+                raise NotReplicated(keys[0], self._replication.replicas, 0) from error
         return replies[0], int(replies[1]) if wait is not None else 0
 
     async def _append_replicated(

@@ -7,7 +7,6 @@ import time
 import grpc
 import pytest
 
-from gateway.auth import GRANT_SECONDS
 from shikoku.v1 import game_pb2, lobby_pb2
 from shikoku_sdk.errors import ShikokuError
 from tests.e2e.api import PASS, Client, auth, document, expect_error
@@ -166,10 +165,11 @@ def test_the_host_abandons_a_running_table(client: Client) -> None:
     assert [t.table_id for t in listed.tables] == [table_id]
 
 
-def test_a_replaced_seat_is_refused_everywhere_within_the_grant_time(client: Client) -> None:
-    """A gateway remembers what a credential was granted for SHIKOKU_GRANT_SECONDS (5 by
-    default) rather than asking the lobby on every call: a seat given to someone else is
-    refused to its old holder within that time, however busy the old holder was."""
+def test_a_replaced_seat_is_refused_at_once(client: Client) -> None:
+    """A gateway remembers what a credential was granted rather than asking the lobby on every
+    call, until the lobby announces a change of its table: a seat given to someone else is
+    refused to its old holder as soon as the announcement arrives (well within a second, not
+    the SHIKOKU_GRANT_SECONDS a gateway that misses announcements keeps grants)."""
     host = register(client, "Director", host=True)
     alice, bob, carol = (register(client, name) for name in ("Alice", "Bob", "Carol"))
     created = client.lobby.CreateTable(
@@ -204,7 +204,6 @@ def test_a_replaced_seat_is_refused_everywhere_within_the_grant_time(client: Cli
     reasons = [reason_for_bob()]
     while reasons[-1] != "NOT_A_SEAT":
         assert reasons[-1] == "NOT_YOUR_TURN", reasons
-        assert time.monotonic() - replaced_at < GRANT_SECONDS + 1, "still acting for the seat"
-        time.sleep(0.2)
+        assert time.monotonic() - replaced_at < 1.0, "still acting for the seat"
+        time.sleep(0.02)
         reasons.append(reason_for_bob())
-    assert len(reasons) > 1, "the gateway asked the lobby on every call"

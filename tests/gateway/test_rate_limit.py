@@ -18,7 +18,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
 from gateway.api_keys import ApiKey
-from gateway.rate_limit import Limits, RateLimit, TokenBuckets, bucket_key, caller_key
+from gateway.rate_limit import (
+    Limits,
+    RateLimit,
+    TokenBuckets,
+    bucket_key,
+    caller_key,
+    lease_size,
+)
 from infra.grpc_errors import Metadata
 from shikoku_dev.redis_server import free_port
 
@@ -230,3 +237,15 @@ async def test_health_checks_are_free(channel: grpc.aio.Channel) -> None:
     for _ in range(10):
         reply = await health.Check(health_pb2.HealthCheckRequest())
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_calls_at_once_share_one_lease_instead_of_draining_the_bucket(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    limits = Limits(per_second=50, burst=100)
+    buckets = TokenBuckets(redis_client, limits)
+    taken = await asyncio.gather(*(buckets.take(key("alice")) for _ in range(16)))
+    assert taken == [None] * 16
+    # Two leases at most (16 calls, 12 tokens a lease), not one a call (16 x 12 > the burst).
+    left = float(await redis_client.hget(key("alice"), "tokens") or 0)
+    assert left >= limits.burst - 2 * lease_size(limits)
