@@ -12,13 +12,18 @@ train in turn (most centres first) takes the best route among the first few thou
 always trying the most valuable centres first. That answer is what a deadline (or `MAX_ROUTES`)
 falls back on, and its total is a lower bound that shrinks the pools of the exact search.
 
+A single train on such a board is not enumerated further: `deep` searches its best route from
+route ends, memoised, with the quick answer as its first lower bound (same optimum, same
+tie-break).
+
 Ties. Among assignments of maximum total revenue the solver returns the first in this order:
 compare the trains in their given order, each by its route's revenue (higher first), then by the
 route's `order.walk_key` in its smaller direction (smaller first); running no route comes after
 every route (a train never runs a route that earns nothing).
 
 `Solution.routes` lists the trains that run, in train order, each route written in the direction
-with the smaller `walk_key`. `Solution.candidates` is the number of routes enumerated.
+with the smaller `walk_key`. `Solution.candidates` is the number of routes enumerated (for one
+train on a large board, plus the states `deep` searched).
 """
 
 from __future__ import annotations
