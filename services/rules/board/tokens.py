@@ -14,6 +14,7 @@ from services.rules.board.context import Actor
 from services.rules.board.errors import Reason, Rejection
 from services.rules.board.position import CityRef, Position
 from services.rules.board.title import CorporationCharter, StopKind
+from services.rules.board.track import network_of
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -127,11 +128,13 @@ def each_legal_token(position: Position, actor: Actor) -> Iterator[TokenOption]:
 
 
 def _cities(position: Position) -> tuple[CityRef, ...]:
-    """The cities on the map, by hex (sorted) and index."""
+    """The cities on the map, by hex (sorted) and index: the network's stops are in that
+    order."""
+    net = network_of(position)
     return tuple(
-        (hex_, city)
-        for hex_ in sorted(position.title.hexes)
-        for city in position.content(hex_)[0].city_indices()
+        ref
+        for ref, stop in zip(net.stop_refs, net.stops, strict=True)
+        if stop.kind is StopKind.CITY
     )
 
 

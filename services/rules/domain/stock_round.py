@@ -155,9 +155,7 @@ def _start_offer(
     """The rest of `start_option`, once buying now is allowed at all."""
     if refusal := _within_certificate_limit(state, held, Zone.NORMAL):
         return refusal
-    affordable = tuple(
-        par for par in sorted(state.title_model.market.par_positions()) if 2 * par <= player.cash
-    )
+    affordable = _affordable_pars(state, player)
     if not affordable:
         return Rejected(
             "INSUFFICIENT_CASH",
@@ -165,6 +163,21 @@ def _start_offer(
             details={"corporation": corporation_id, "cash": player.cash},
         )
     return StartOption(corporation=corporation_id, par_prices=affordable, seat=player.seat)
+
+
+def _affordable_pars(state: GameState, player: Player) -> tuple[int, ...]:
+    """The par prices the player can start a corporation at (twice the par)."""
+    return tuple(
+        par for par in sorted(state.title_model.market.par_positions()) if 2 * par <= player.cash
+    )
+
+
+def _start_pars(state: GameState, player: Player, held: int) -> tuple[int, ...]:
+    """What `_start_offer` offers for any corporation, without the refusals: the affordable
+    par prices, none over the certificate limit."""
+    if held + 1 > certificate_limit(state):
+        return ()
+    return _affordable_pars(state, player)
 
 
 def buy_option(
@@ -454,35 +467,43 @@ def _share_options(state: GameState, stock_round: StockRound, seat: int) -> Iter
     now)."""
     player = state.player(seat)
     held = certificates(state, player)
-    may_buy = _may_buy_now(state, stock_round, player, held) is None
-    may_sell = _may_sell_now(stock_round) is None
+    # Whether buying and selling are allowed at all (`_may_buy_now`, `_may_sell_now`), asked
+    # without building their refusals.
+    may_buy = "buy" not in stock_round.actions and not _must_sell(state, stock_round, player, held)
+    may_sell = stock_round.number != 1 and not _sold_then_bought(stock_round.actions)
+    start: tuple[int, ...] | None = None  # the par prices of any start, once asked
     for corporation in state.corporations:
         if may_buy:
-            yield from _buy_or_start(state, stock_round, player, held, corporation)
+            if corporation.started:
+                yield from _buys(state, stock_round, player, held, corporation)
+            else:
+                if start is None:
+                    start = _start_pars(state, player, held)
+                if start:  # what `_start_offer` offers
+                    yield StartOption(corporation=corporation.id, par_prices=start, seat=seat)
         if may_sell and player.shares_of(corporation.id):  # without a share, no sale
             sale = _sale(state, stock_round, player, corporation)
             if not isinstance(sale, Rejected):
                 yield sale
 
 
-def _buy_or_start(
+def _buys(
     state: GameState, stock_round: StockRound, player: Player, held: int, corporation: Corporation
-) -> Iterator[StartOption | BuyShareOption]:
-    if corporation.started:
-        offered = (
-            (INITIAL_OFFERING, corporation.initial_offering),
-            (OPEN_MARKET, corporation.open_market),
-        )
-        for source, available in offered:
-            if not available:
-                continue  # no share there (`_share_offer`)
-            found = _share_offer(state, stock_round, player, held, corporation, source)
-            if not isinstance(found, Rejected):
-                yield found
-    else:
-        start = _start_offer(state, player, held, corporation.id)
-        if not isinstance(start, Rejected):
-            yield start
+) -> Iterator[BuyShareOption]:
+    """What `_share_offer` offers of a started corporation, passing over without asking it
+    what it refuses: a corporation the player sold this round, a source without a share."""
+    if (player.seat, corporation.id) in stock_round.sold:
+        return
+    offered = (
+        (INITIAL_OFFERING, corporation.initial_offering),
+        (OPEN_MARKET, corporation.open_market),
+    )
+    for source, available in offered:
+        if not available:
+            continue
+        found = _share_offer(state, stock_round, player, held, corporation, source)
+        if not isinstance(found, Rejected):
+            yield found
 
 
 def _may_pass(state: GameState, stock_round: StockRound, seat: int) -> bool:
