@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
 from typing import Any
 
 import grpc
@@ -40,6 +41,31 @@ def outcome(context: Context, error: BaseException | None) -> tuple[str, str]:
         return ("UNKNOWN", "") if error is not None else (calls.OK, "")
     name = code.name if isinstance(code, grpc.StatusCode) else str(code)
     return name, reason_in(context.trailing_metadata())
+
+
+class _Observed:
+    """The call made current and handed to the observers as it starts, and again as it ends,
+    with how it ended (whatever it raised: a refusal's abort, a cancellation)."""
+
+    __slots__ = ("_call", "_context", "_observers")
+
+    def __init__(self, observers: tuple[Observer, ...], call: Call, context: Context) -> None:
+        self._observers, self._call, self._context = observers, calls.begin(call), context
+        for observer in observers:
+            observer.started(call)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._call.end(*outcome(self._context, error))
+        for observer in self._observers:
+            observer.ended(self._call)
 
 
 class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
@@ -114,46 +140,24 @@ class CallChain(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
         def unary(behaviour: Behaviour) -> Behaviour:
             async def call(raw: Any, context: Context) -> Any:
-                observed = calls.begin(Call(method))
-                for observer in observers:
-                    observer.started(observed)
-                error: BaseException | None = None
-                try:
+                with _Observed(observers, Call(method), context):
                     try:
                         return await behaviour(await admitted(raw, context), context)
                     except Exception as failure:
                         await end_call(failure, context)
-                except BaseException as raised:
-                    error = raised
-                    raise
-                finally:
-                    observed.end(*outcome(context, error))
-                    for observer in observers:
-                        observer.ended(observed)
 
             setattr(call, CHAINED, True)
             return call
 
         def streaming(behaviour: Behaviour) -> Behaviour:
             async def call(raw: Any, context: Context) -> AsyncIterator[Any]:
-                observed = calls.begin(Call(method, streaming=True))
-                for observer in observers:
-                    observer.started(observed)
-                error: BaseException | None = None
-                try:
+                with _Observed(observers, Call(method, streaming=True), context):
                     try:
                         request = await admitted(raw, context)
                         async for item in streamed(behaviour, request, context):
                             yield item
                     except Exception as failure:
                         await end_call(failure, context)
-                except BaseException as raised:
-                    error = raised
-                    raise
-                finally:
-                    observed.end(*outcome(context, error))
-                    for observer in observers:
-                        observer.ended(observed)
 
             setattr(call, CHAINED, True)
             return call

@@ -423,10 +423,8 @@ class EventStore:
             keys.append(note.stream)
         if self._replication.replicas:
             reply = await self._append_replicated(keys, args, apart)
-        elif apart is None:
-            reply = await self._append(keys=keys, args=args)
         else:
-            reply, _ = await self._pipelined(keys, args, apart)
+            reply = await self._unconfirmed(keys, args, apart)
         match reply:
             case [1, version]:
                 for event in events:
@@ -438,6 +436,14 @@ class EventStore:
                 VERSION_CONFLICTS.labels(self._kind).inc()
                 raise VersionConflict(key, expected_version, int(actual))
         raise RuntimeError(f"unexpected reply from the append script: {reply!r}")
+
+    async def _unconfirmed(self, keys: list[str], args: list[Any], apart: StreamNote | None) -> Any:
+        """The append script's reply, with no replica waited for: the script alone (one
+        EVALSHA), or with the note it cannot write in one pipeline."""
+        if apart is None:
+            return await self._append(keys=keys, args=args)
+        reply, _ = await self._pipelined(keys, args, apart)
+        return reply
 
     async def _pipelined(
         self,
@@ -481,10 +487,7 @@ class EventStore:
                 WRITES_WITHOUT_REPLICA.labels("refused").inc()
                 raise NoReplica(keys[0], wanted, replicas)
             if replicas == 0:
-                if apart is None:
-                    reply = await self._append(keys=keys, args=args)
-                else:
-                    reply, _ = await self._pipelined(keys, args, apart)
+                reply = await self._unconfirmed(keys, args, apart)
                 if reply[0] != 0:
                     WRITES_WITHOUT_REPLICA.labels("degraded").inc()
                 return reply

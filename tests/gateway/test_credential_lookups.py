@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import grpc
@@ -17,35 +18,16 @@ import redis.asyncio
 from gateway.api_keys import ApiKeys
 from gateway.auth import Authorization
 from gateway.rate_limit import Limits, RateLimit, TokenBuckets
-from infra.call_chain import CallChain, FailuresAsStatus
-from infra.eventstore import EventStore
-from infra.grpc_types import Context
-from services.lobby.shell.accounts import PlayerRepository
-from services.lobby.shell.repository import TableRepository
-from services.lobby.shell.server import CredentialServicer, LobbyServicer
-from services.lobby.shell.tournaments_service import TournamentRepository, Tournaments
-from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
+from infra.call_chain import CallChain
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
-from shikoku.internal.v1 import rules_pb2_grpc
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.errors import ShikokuError
+from tests.gateway.lobby_behind import CountingCredentials, LobbyBehind, lobby_behind
 
 #: A public method whose rule needs only the API key; a credential sent is still checked.
 GET_TITLE = "/shikoku.v1.TitleService/GetTitle"
 UNKNOWN_SECONDS = 2.0  # long enough for 30 calls on a loaded machine
 GRANT_SECONDS = 0.3
-
-
-class CountingCredentials(CredentialServicer):
-    """The lobby's own servicer, counting the lookups that reach it."""
-
-    asked = 0
-
-    async def Authorize(
-        self, request: internal_lobby_pb2.AuthorizeRequest, context: Context
-    ) -> internal_lobby_pb2.Grant:
-        self.asked += 1
-        return await super().Authorize(request, context)
 
 
 @dataclass
@@ -74,27 +56,18 @@ async def _title(request: bytes, context: object) -> bytes:
 
 @pytest.fixture
 async def gateway(redis_client: redis.asyncio.Redis) -> AsyncIterator[Gateway]:
-    tables = TableRepository(EventStore(redis_client, "table"), redis_client)
-    players = PlayerRepository(EventStore(redis_client, "player"))
-    tournaments_repo = TournamentRepository(EventStore(redis_client, "tournament"), redis_client)
-    credentials = CountingCredentials(tables, players, tournaments_repo)
-    lobby_server = grpc.aio.server(interceptors=[FailuresAsStatus()])
-    internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(credentials, lobby_server)
-    nowhere = grpc.aio.insecure_channel("127.0.0.1:9")  # RegisterPlayer asks no rules
-    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyServicer(
-            tables,
-            players,
-            rules_pb2_grpc.RulesServiceStub(nowhere),
-            Tournaments(tournaments_repo, tables, players),
-            redis_client,
-        ),
-        lobby_server,
-    )
-    lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
-    await lobby_server.start()
-    lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
+    async with (
+        lobby_behind(redis_client, CountingCredentials) as lobby,
+        gatewayed(redis_client, lobby) as gateway,
+    ):
+        yield gateway
 
+
+@asynccontextmanager
+async def gatewayed(
+    redis_client: redis.asyncio.Redis, lobby: LobbyBehind[CountingCredentials]
+) -> AsyncIterator[Gateway]:
+    credentials, lobby_channel = lobby.credentials, lobby.channel
     keys = ApiKeys(redis_client)
     authorization = Authorization(
         keys,
@@ -117,9 +90,6 @@ async def gateway(redis_client: redis.asyncio.Redis) -> AsyncIterator[Gateway]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield Gateway(channel, lobby_pb2_grpc.LobbyServiceStub(lobby_channel), credentials, keys)
     await server.stop(None)
-    await lobby_channel.close(None)
-    await nowhere.close(None)
-    await lobby_server.stop(None)
 
 
 async def test_invented_credentials_under_one_key_are_limited_before_the_lobby_sees_them(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import grpc
@@ -17,19 +18,13 @@ import redis.asyncio
 
 from gateway.api_keys import ApiKeys
 from gateway.auth import Authorization
-from infra.call_chain import CallChain, FailuresAsStatus
-from infra.eventstore import EventStore
+from infra.call_chain import CallChain
 from infra.grpc_types import Context
-from services.lobby.shell.accounts import PlayerRepository
-from services.lobby.shell.repository import TableRepository
-from services.lobby.shell.server import LobbyServicer
-from services.lobby.shell.tournaments_service import TournamentRepository, Tournaments
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
-from shikoku.internal.v1 import rules_pb2_grpc
 from shikoku.v1 import lobby_pb2, lobby_pb2_grpc
 from shikoku_sdk.errors import ShikokuError
-from tests.gateway.test_credential_lookups import CountingCredentials
+from tests.gateway.lobby_behind import CountingCredentials, LobbyBehind, lobby_behind
 
 SET_READY = "/shikoku.v1.LobbyService/SetReady"
 GRANT_SECONDS = 0.3  # while not following: the old per-credential lapse
@@ -70,6 +65,13 @@ class Setup:
 
     table_id: str = ""
 
+    async def seated(self, name: str) -> lobby_pb2.JoinTableResponse:
+        """`name` seated at a new table of three, now the table `set_ready` names."""
+        created = await self.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=3))
+        self.table_id = created.table.table_id
+        join = lobby_pb2.JoinTableRequest(table_id=self.table_id, player_name=name)
+        return await self.lobby.JoinTable(join)
+
 
 async def _admitted(request: lobby_pb2.SetReadyRequest, context: object) -> bytes:
     return b""
@@ -77,26 +79,20 @@ async def _admitted(request: lobby_pb2.SetReadyRequest, context: object) -> byte
 
 @pytest.fixture
 async def setup(redis_client: redis.asyncio.Redis) -> AsyncIterator[Setup]:
-    tables = TableRepository(EventStore(redis_client, "table"), redis_client)
-    players = PlayerRepository(EventStore(redis_client, "player"))
-    tournaments = TournamentRepository(EventStore(redis_client, "tournament"), redis_client)
-    credentials = HookedCredentials(tables, players, tournaments)
-    lobby_server = grpc.aio.server(interceptors=[FailuresAsStatus()])
-    internal_lobby_pb2_grpc.add_CredentialServiceServicer_to_server(credentials, lobby_server)
-    nowhere = grpc.aio.insecure_channel("127.0.0.1:9")  # no table is started: no rules asked
-    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyServicer(
-            tables,
-            players,
-            rules_pb2_grpc.RulesServiceStub(nowhere),
-            Tournaments(tournaments, tables, players),
-            redis_client,
-        ),
-        lobby_server,
-    )
-    lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
-    await lobby_server.start()
-    lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
+    async with (
+        lobby_behind(redis_client, HookedCredentials) as lobby,
+        authorized(redis_client, lobby) as setup,
+    ):
+        yield setup
+
+
+@asynccontextmanager
+async def authorized(
+    redis_client: redis.asyncio.Redis, lobby: LobbyBehind[HookedCredentials]
+) -> AsyncIterator[Setup]:
+    """The gateway's access check on a server of its own, in front of `lobby`, following the
+    lobby's announcements."""
+    credentials, lobby_channel = lobby.credentials, lobby.channel
     keys = ApiKeys(redis_client)
     _issued, api_key = await keys.issue("players")
     authorization = Authorization(
@@ -128,9 +124,6 @@ async def setup(redis_client: redis.asyncio.Redis) -> AsyncIterator[Setup]:
         following.cancel()
         await asyncio.gather(following, return_exceptions=True)
         await server.stop(None)
-        await lobby_channel.close(None)
-        await nowhere.close(None)
-        await lobby_server.stop(None)
 
 
 async def until(condition: object, seconds: float = 5.0) -> None:
@@ -142,11 +135,7 @@ async def until(condition: object, seconds: float = 5.0) -> None:
 
 async def test_a_grant_lasts_until_its_table_changes_and_not_a_moment_longer(setup: Setup) -> None:
     await until(lambda: setup.authorization.following)
-    created = await setup.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=3))
-    setup.table_id = created.table.table_id
-    joined = await setup.lobby.JoinTable(
-        lobby_pb2.JoinTableRequest(table_id=setup.table_id, player_name="Ann")
-    )
+    joined = await setup.seated("Ann")
     assert await setup.set_ready(joined.seat_token) == "OK"
     asked = setup.credentials.asked
     for _ in range(3):  # well past GRANT_SECONDS: while following, the grant holds
@@ -175,11 +164,7 @@ async def test_a_grant_lasts_until_its_table_changes_and_not_a_moment_longer(set
 async def test_without_announcements_grants_lapse_after_a_few_seconds(setup: Setup) -> None:
     await until(lambda: setup.authorization.following)
     setup.authorization.following = False  # as when the subscription is lost
-    created = await setup.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=3))
-    setup.table_id = created.table.table_id
-    joined = await setup.lobby.JoinTable(
-        lobby_pb2.JoinTableRequest(table_id=setup.table_id, player_name="Ann")
-    )
+    joined = await setup.seated("Ann")
     assert await setup.set_ready(joined.seat_token) == "OK"
     asked = setup.credentials.asked
     assert await setup.set_ready(joined.seat_token) == "OK"
@@ -193,11 +178,7 @@ async def test_a_check_under_way_is_remembered_unless_its_own_table_changed_mean
     setup: Setup,
 ) -> None:
     await until(lambda: setup.authorization.following)
-    created = await setup.lobby.CreateTable(lobby_pb2.CreateTableRequest(seat_count=3))
-    setup.table_id = created.table.table_id
-    joined = await setup.lobby.JoinTable(
-        lobby_pb2.JoinTableRequest(table_id=setup.table_id, player_name="Ann")
-    )
+    joined = await setup.seated("Ann")
     await until(lambda: not setup.authorization.credentials_remembered)
     # Other tables change while the seat is checked (a tournament starting, say): kept.
     setup.credentials.during = lambda: setup.authorization.heard("t-another")

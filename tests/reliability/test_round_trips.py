@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -55,14 +55,6 @@ def settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[RulesSettings]:
     yield from_environment(RulesSettings, RulesSettings.NAME)
 
 
-@pytest.fixture
-async def counted(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
-    client = redis.asyncio.Redis.from_url(redis_url)
-    await client.flushdb()
-    yield client
-    await client.aclose()
-
-
 async def trips_per_command(
     client: redis.asyncio.Redis | RedisCluster, settings: RulesSettings, game_id: str
 ) -> list[int]:
@@ -88,13 +80,13 @@ async def trips_per_command(
 
 
 async def test_an_accepted_command_costs_one_round_trip_on_one_redis_server(
-    counted: redis.asyncio.Redis, settings: RulesSettings
+    redis_client: redis.asyncio.Redis, settings: RulesSettings
 ) -> None:
-    trips = await trips_per_command(counted, settings, "g-counted")
+    trips = await trips_per_command(redis_client, settings, "g-counted")
     assert max(trips) <= 2  # the snapshot, every so many versions, is the second
     assert sum(trips) / len(trips) <= 1.1, trips
     # Each append wrote its change note in the same round trip.
-    notes = await counted.xrange(changes_key(shard_of("g-counted", settings.summary_shards)))
+    notes = await redis_client.xrange(changes_key(shard_of("g-counted", settings.summary_shards)))
     assert [fields for _id, fields in notes or ()] == [{b"g": b"g-counted"}] * (COMMANDS + 1)
 
 
@@ -115,9 +107,9 @@ async def test_an_accepted_command_costs_one_round_trip_to_each_node_on_a_cluste
 
 
 async def test_the_rate_limit_charges_a_caller_within_its_limit_mostly_without_redis(
-    counted: redis.asyncio.Redis,
+    redis_client: redis.asyncio.Redis,
 ) -> None:
-    buckets = TokenBuckets(counted, Limits(per_second=50, burst=100))
+    buckets = TokenBuckets(redis_client, Limits(per_second=50, burst=100))
     await buckets.take("ratelimit:{warm}")  # the connection is made
     before, calls = RoundTrips.sent, 80
     for _ in range(calls):  # 40 calls a second for two seconds
@@ -127,10 +119,10 @@ async def test_the_rate_limit_charges_a_caller_within_its_limit_mostly_without_r
 
 
 async def test_the_rate_limit_holds_across_gateways_that_lease_tokens(
-    counted: redis.asyncio.Redis,
+    redis_client: redis.asyncio.Redis,
 ) -> None:
     limits = Limits(per_second=50, burst=100)
-    gateways = [TokenBuckets(counted, limits) for _ in range(3)]
+    gateways = [TokenBuckets(redis_client, limits) for _ in range(3)]
     await gateways[0].take("ratelimit:{warm}")
     before, start = RoundTrips.sent, time.monotonic()
     admitted = calls = 0

@@ -15,7 +15,7 @@ from itertools import pairwise
 import pytest
 
 from services.routes.engine import deep, solver
-from services.routes.engine.graph import Route, TrackGraph, Train
+from services.routes.engine.graph import Route, Solution, TrackGraph, Train
 from services.routes.engine.index import build_index
 from services.routes.engine.rules import Violation, Walk, check_disjoint, check_walk
 from services.routes.engine.solver import solve
@@ -77,21 +77,26 @@ def pieces_of(graph: TrackGraph, route: Route) -> tuple[tuple[str, ...], ...]:
     )
 
 
+def assert_the_exhaustive_optimum(
+    solution: Solution, graph: TrackGraph, walks: Walks, context: str
+) -> None:
+    """`solution` is proven, earns what brute force finds best, and breaks ties as it does."""
+    expected = brute_force(graph, walks)
+    assert solution.proven, context
+    assert solution.revenue == expected.revenue, context
+    by_train = {r.train: r for r in solution.routes}
+    key = tuple(
+        IDLE
+        if (r := by_train.get(t)) is None
+        else (-r.revenue, undirected_key(r.nodes, r.segments))
+        for t in range(len(graph.trains))
+    )
+    assert key == expected.key, context
+
+
 def test_the_solver_finds_the_exhaustive_optimum_and_its_tie_break() -> None:
     for n, graph, walks in small_graphs(1889, GRAPHS):
-        expected = brute_force(graph, walks)
-        solution = solve(graph)
-        context = f"graph #{n}: {graph}"
-        assert solution.proven, context
-        assert solution.revenue == expected.revenue, context
-        by_train = {r.train: r for r in solution.routes}
-        key = tuple(
-            IDLE
-            if (r := by_train.get(t)) is None
-            else (-r.revenue, undirected_key(r.nodes, r.segments))
-            for t in range(len(graph.trains))
-        )
-        assert key == expected.key, context
+        assert_the_exhaustive_optimum(solve(graph), graph, walks, f"graph #{n}: {graph}")
 
 
 def test_the_quick_first_answer_does_not_change_the_optimum(
@@ -187,19 +192,7 @@ def test_the_search_from_route_ends_finds_the_exhaustive_optimum_and_its_tie_bre
     # `deep` with its block bound, then its walk in tie-break order.
     monkeypatch.setattr(solver, "QUICK_AFTER", 1)
     for n, graph, walks in single_train_graphs(1893, GRAPHS):
-        expected = brute_force(graph, walks)
-        solution = solver.solve(graph)
-        context = f"graph #{n}: {graph}"
-        assert solution.proven, context
-        assert solution.revenue == expected.revenue, context
-        by_train = {r.train: r for r in solution.routes}
-        key = tuple(
-            IDLE
-            if (r := by_train.get(t)) is None
-            else (-r.revenue, undirected_key(r.nodes, r.segments))
-            for t in range(len(graph.trains))
-        )
-        assert key == expected.key, context
+        assert_the_exhaustive_optimum(solver.solve(graph), graph, walks, f"graph #{n}: {graph}")
 
 
 def test_the_block_bound_is_never_below_a_walk_it_bounds() -> None:
