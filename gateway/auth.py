@@ -45,7 +45,7 @@ from infra.call_chain import Admission
 from infra.grpc_errors import from_rpc_error
 from infra.grpc_types import Context
 from infra.metadata import optional_bearer_token
-from kernel.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected, reason_code
 from shikoku.internal.v1 import lobby_pb2 as internal_lobby_pb2
 from shikoku.internal.v1 import lobby_pb2_grpc as internal_lobby_pb2_grpc
 from shikoku.v1 import lobby_pb2
@@ -307,7 +307,7 @@ class Authorization(Admission):
             return
         if rule.resource and not resource:
             raise Rejected(
-                f"MISSING_{rule.resource.upper()}",
+                reason_code(f"MISSING_{rule.resource.upper()}"),
                 f"{rule.resource} is required",
                 Kind.INVALID_ARGUMENT,
                 {"field": rule.resource},

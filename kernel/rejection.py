@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 from enum import Enum
+from typing import cast
+
+from kernel.reasons import REASON_CODES, ReasonCode
 
 #: The most characters of a caller's value an error repeats.
 QUOTE_CHARS = 40
@@ -46,6 +49,15 @@ def bounded(text: str, max_bytes: int) -> str:
     return encoded[:room].decode("utf-8", "ignore") + CUT
 
 
+def reason_code(text: str) -> ReasonCode:
+    """`text` as a reason of the catalogue (protos/shikoku/v1/reasons.proto), for a reason made
+    at run time (MISSING_ + a field's name, ROUTE_ + a route's violation); ValueError when the
+    catalogue lacks it, so that no refusal leaves with a reason clients cannot look up."""
+    if text not in REASON_CODES:
+        raise ValueError(f"{text!r} is not a reason of protos/shikoku/v1/reasons.proto")
+    return cast(ReasonCode, str(text))
+
+
 class Kind(Enum):
     """What kind of refusal it is; maps one-to-one onto a gRPC status code."""
 
@@ -68,7 +80,7 @@ class Rejected(Exception):
 
     def __init__(
         self,
-        reason: str,
+        reason: ReasonCode,
         message: str,
         kind: Kind = Kind.FAILED_PRECONDITION,
         details: Mapping[str, object] | None = None,

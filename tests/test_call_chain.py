@@ -47,7 +47,7 @@ class Refuses(Admission):
     async def admit(self, method: str, request: Any, context: Any) -> None:
         self.seen.append((self.word, request.value))
         if request.value == self.word:
-            raise Rejected("REFUSED", f"not {self.word}", Kind.PERMISSION_DENIED)
+            raise Rejected("NOT_A_SEAT", f"not {self.word}", Kind.PERMISSION_DENIED)
 
 
 async def say(request: wrappers_pb2.StringValue, context: Any) -> wrappers_pb2.StringValue:
@@ -106,10 +106,10 @@ async def test_a_call_is_decoded_admitted_in_order_and_observed_once(
 
     assert await call(channel, word(value="hello").SerializeToString()) == "OK"
     assert await call(channel, word(value="second").SerializeToString()) == (
-        "PERMISSION_DENIED REFUSED"
+        "PERMISSION_DENIED NOT_A_SEAT"
     )
     assert await call(channel, word(value="first").SerializeToString()) == (
-        "PERMISSION_DENIED REFUSED"
+        "PERMISSION_DENIED NOT_A_SEAT"
     )
     assert await call(channel, b"\xff\xff") == "INVALID_ARGUMENT UNDECODABLE_REQUEST"
     # Decoded before the admissions saw it; the second never sees what the first refused.
@@ -123,8 +123,8 @@ async def test_a_call_is_decoded_admitted_in_order_and_observed_once(
     assert recorded.began == [ECHO] * 4
     assert recorded.finished == [
         (ECHO, "OK", ""),
-        (ECHO, "PERMISSION_DENIED", "REFUSED"),
-        (ECHO, "PERMISSION_DENIED", "REFUSED"),
+        (ECHO, "PERMISSION_DENIED", "NOT_A_SEAT"),
+        (ECHO, "PERMISSION_DENIED", "NOT_A_SEAT"),
         (ECHO, "INVALID_ARGUMENT", "UNDECODABLE_REQUEST"),
     ]
     # Health checks are free of the admissions, and observed as any call.

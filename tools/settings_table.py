@@ -15,6 +15,7 @@ from services.lobby.shell.settings import LobbySettings
 from services.notify.shell.settings import NotifySettings
 from services.routes.shell.settings import RoutesSettings
 from services.rules.shell.settings import RulesSettings
+from tools.markers import with_block
 
 #: Every process's settings, by the process's name.
 PROCESSES: dict[str, type[Any]] = {
@@ -54,11 +55,7 @@ def table() -> str:
 
 def with_table(document: str) -> str:
     """`document` with the table between its markers made anew."""
-    before, begin, rest = document.partition(BEGIN)
-    _old, end, after = rest.partition(END)
-    if not begin or not end:
-        raise ValueError(f"{DOC.name}: the settings table's markers are missing")
-    return f"{before}{BEGIN}\n{table()}\n{END}{after}"
+    return with_block(document, BEGIN, END, table(), DOC.name)
 
 
 def main() -> int:

@@ -26,6 +26,7 @@ from protobuf import Registry
 from protobuf.wkt import Any, FileDescriptorSet
 
 from infra.grpc_errors import DOMAIN, rich_status
+from kernel.reasons import ReasonCode
 from kernel.rejection import MAX_DETAIL_BYTES, MAX_MESSAGE_BYTES, bounded
 
 # gRPC's names, but for the one Connect spells with a single L.
@@ -90,7 +91,7 @@ def status_of(error: grpc.aio.AioRpcError) -> status_pb2.Status:
 
 def refusal(
     code: grpc.StatusCode,
-    reason: str,
+    reason: ReasonCode,
     message: str,
     metadata: dict[str, str] | None = None,
     field: str | None = None,

@@ -20,6 +20,7 @@ import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Final
 from urllib.parse import SplitResult, urlsplit
 
 from kernel.rejection import Kind, Rejected, quoted
@@ -28,8 +29,8 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 #: The addresses (as text) a host name resolves to for a TCP connection to `port`.
 Resolve = Callable[[str, int], Awaitable[list[str]]]
 
-INVALID_WEBHOOK_URL = "INVALID_WEBHOOK_URL"
-FORBIDDEN_WEBHOOK_ADDRESS = "FORBIDDEN_WEBHOOK_ADDRESS"
+INVALID_WEBHOOK_URL: Final = "INVALID_WEBHOOK_URL"
+FORBIDDEN_WEBHOOK_ADDRESS: Final = "FORBIDDEN_WEBHOOK_ADDRESS"
 MAX_URL_CHARS = 2048
 RESOLVE_SECONDS = 3.0
 LOOPBACK = ipaddress.IPv4Address("127.0.0.1")

@@ -9,7 +9,7 @@ each player's health to `notify:health:{<player_id>}` (services/notify/keys.py).
 from __future__ import annotations
 
 import secrets
-from typing import cast
+from typing import Final, cast
 
 from redis.asyncio import Redis
 
@@ -20,7 +20,7 @@ from shikoku.v1 import lobby_pb2
 
 __all__ = ["WebhookGuard", "notification_health", "set_notification_target"]
 
-UNKNOWN_WEBHOOK_FORMAT = "UNKNOWN_WEBHOOK_FORMAT"
+UNKNOWN_WEBHOOK_FORMAT: Final = "UNKNOWN_WEBHOOK_FORMAT"
 SECRET_BYTES = 32
 
 #: Each format as stored, and back.

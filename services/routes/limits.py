@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kernel.reasons import ReasonCode
 from kernel.rejection import Kind, Rejected
 from services.routes.engine.graph import NodeKind
 from shikoku.internal.v1 import routes_pb2 as pb
@@ -24,7 +25,7 @@ MAX_ROUTE_STEPS = 100
 KINDS = frozenset(kind.value for kind in NodeKind)
 
 
-def _refuse(reason: str, field: str, message: str) -> Rejected:
+def _refuse(reason: ReasonCode, field: str, message: str) -> Rejected:
     return Rejected(reason, message, Kind.INVALID_ARGUMENT, {"field": field})
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.protobuf import struct_pb2
 
-from kernel.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected, reason_code
 from services.rules.domain import commands as cmd
 from services.rules.domain.legal import (
     BankruptcyOption,
@@ -176,7 +176,7 @@ def route_submissions(routes: Iterable[game_pb2.RouteRun]) -> tuple[cmd.RouteSub
 def _required(value: str, field: str = "company") -> str:
     if not value:
         raise Rejected(
-            f"MISSING_{field.upper()}",
+            reason_code(f"MISSING_{field.upper()}"),
             f"the command names no {field}",
             Kind.INVALID_ARGUMENT,
             {"field": field},

@@ -210,6 +210,8 @@ def _structure(file: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileD
 
     for message in copy.message_type:
         clear(message)
+    for extension in copy.extension:  # the catalogue of reasons' options
+        extension.ClearField("json_name")
     return copy
 
 

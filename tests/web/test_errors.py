@@ -108,4 +108,4 @@ def test_our_own_refusal_names_the_field_for_malformed_input() -> None:
     assert error_details_pb2.ErrorInfo.FromString(info.message_bytes).reason == "INVALID_JSON"
     violation = error_details_pb2.BadRequest.FromString(bad.message_bytes).field_violations[0]
     assert violation.reason == "INVALID_JSON"
-    assert len(refusal(grpc.StatusCode.UNAVAILABLE, "X", "m").details) == 1
+    assert len(refusal(grpc.StatusCode.UNAVAILABLE, "SERVER_BUSY", "m").details) == 1

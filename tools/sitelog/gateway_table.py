@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 from google.protobuf import json_format
 
-from kernel.rejection import Kind, Rejected
+from kernel.reasons import REASON_CODES
+from kernel.rejection import Kind, Rejected, reason_code
 from shikoku.v1 import lobby_pb2
 from shikoku_sdk import Client
 from shikoku_sdk.errors import ShikokuError
@@ -26,10 +27,10 @@ def _refused(call: Callable[[], T]) -> T:
     try:
         return call()
     except ShikokuError as error:
+        if error.reason not in REASON_CODES:
+            raise  # not a refusal of the rules (the server unreachable, say): the replay stops
         kind = Kind.__members__.get(error.code.name, Kind.UNAVAILABLE)
-        raise Rejected(
-            error.reason or error.code.name, error.message, kind, error.metadata
-        ) from None
+        raise Rejected(reason_code(error.reason), error.message, kind, error.metadata) from None
 
 
 class GatewayTable:

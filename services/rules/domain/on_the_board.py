@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernel.rejection import Kind, Rejected
+from kernel.rejection import Kind, Rejected, reason_code
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
 
@@ -111,7 +111,10 @@ def as_rejected(rejection: board.Rejection) -> Rejected:
     details: dict[str, object] = dict(rejection.details)
     field = _MALFORMED.get(rejection.reason)
     if field is None:
-        return Rejected(str(rejection.reason), rejection.message, details=details)
+        return Rejected(reason_code(rejection.reason), rejection.message, details=details)
     return Rejected(
-        str(rejection.reason), rejection.message, Kind.INVALID_ARGUMENT, {"field": field, **details}
+        reason_code(rejection.reason),
+        rejection.message,
+        Kind.INVALID_ARGUMENT,
+        {"field": field, **details},
     )

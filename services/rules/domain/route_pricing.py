@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 
-from kernel.rejection import Kind, Rejected, quoted
+from kernel.rejection import Kind, Rejected, quoted, reason_code
 from services.routes.engine.graph import TrackGraph, Train, route_hexes
 from services.routes.engine.solver import solve
 from services.routes.engine.validation import (
@@ -146,7 +146,7 @@ def priced(command: RunRoutes, graph: TrackGraph, evaluation: Evaluation) -> Run
         train = graph.trains[violation.train].name if violation.train is not None else ""
         where = violation.hex or violation.node or ""
         raise Rejected(
-            f"ROUTE_{violation.reason}",
+            reason_code(f"ROUTE_{violation.reason}"),
             f"the {quoted(train)}-train's route breaks a route rule (8.5.1): {violation.reason}"
             + (f" at {quoted(where)}" if where else "")
             + (f" ({violation.detail})" if violation.detail else ""),
