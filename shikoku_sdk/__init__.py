@@ -10,7 +10,8 @@
             print(update.event.version, update.event.type)
 
 `python -m shikoku_sdk.bot ADDRESS PLAYERS` plays a whole game of random players. Every refusal
-is raised as `ShikokuError` (`.code`, `.reason`, `.metadata`). The protobuf message modules are
+is raised as a `ShikokuError` (`.code`, `.reason` a `Reason`, `.metadata`) of its reason's family
+(`RuleError`, `AccessError`, ...). The protobuf message modules are
 re-exported: `game_pb2`, `lobby_pb2`, `routes_pb2`.
 """
 
@@ -18,8 +19,17 @@ from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2
 from shikoku_sdk.client import Client
 from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, to_command
 from shikoku_sdk.documents import GameResult, game_result, state_document
-from shikoku_sdk.errors import ShikokuError
+from shikoku_sdk.errors import (
+    AccessError,
+    LobbyError,
+    RequestError,
+    RuleError,
+    ServiceError,
+    ShikokuError,
+    SpectatingError,
+)
 from shikoku_sdk.random_player import RandomPlayer
+from shikoku_sdk.reasons import Family, Reason
 from shikoku_sdk.tables import SeatedTable, seat_table
 from shikoku_sdk.version import VERSION
 from shikoku_sdk.watch import Update, Watch
@@ -33,12 +43,20 @@ __all__ = [
     "PASS",
     "PAYOUT",
     "WITHHOLD",
+    "AccessError",
     "Choices",
     "Client",
+    "Family",
     "GameResult",
+    "LobbyError",
     "RandomPlayer",
+    "Reason",
+    "RequestError",
+    "RuleError",
     "SeatedTable",
+    "ServiceError",
     "ShikokuError",
+    "SpectatingError",
     "Update",
     "Watch",
     "__version__",
