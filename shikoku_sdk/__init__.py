@@ -12,10 +12,12 @@
 `python -m shikoku_sdk.bot ADDRESS PLAYERS` plays a whole game of random players. Every refusal
 is raised as a `ShikokuError` (`.code`, `.reason` a `Reason`, `.metadata`) of its reason's family
 (`RuleError`, `AccessError`, ...). The protobuf message modules are
-re-exported: `game_pb2`, `lobby_pb2`, `routes_pb2`.
+re-exported: `game_pb2`, `lobby_pb2`, `routes_pb2`. `shikoku_sdk.aio` is the same over grpc.aio
+for asyncio programs (`async with shikoku_sdk.aio.Client(...) as client:`).
 """
 
 from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2
+from shikoku_sdk import aio
 from shikoku_sdk.client import Client
 from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, to_command
 from shikoku_sdk.documents import GameResult, game_result, state_document
@@ -60,6 +62,7 @@ __all__ = [
     "Update",
     "Watch",
     "__version__",
+    "aio",
     "game_pb2",
     "game_result",
     "lobby_pb2",

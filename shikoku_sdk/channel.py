@@ -29,8 +29,8 @@ class _CallDetails(NamedTuple):
 
 
 class _WithApiKey(
-    grpc.UnaryUnaryClientInterceptor,  # type: ignore[type-arg]
-    grpc.UnaryStreamClientInterceptor,  # type: ignore[type-arg]
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[type-arg, unused-ignore]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[type-arg, unused-ignore]
 ):
     def __init__(self, api_key: str) -> None:
         self._header = (API_KEY_HEADER, api_key)
@@ -55,6 +55,12 @@ class _WithApiKey(
         self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
     ) -> Any:
         return continuation(self._keyed(details), request)
+
+
+def credential_metadata(credential: str | None) -> tuple[tuple[str, str], ...]:
+    """The call metadata naming `credential` (a player credential, or a seat or host token):
+    `authorization: Bearer <credential>`; none without one."""
+    return (("authorization", f"Bearer {credential}"),) if credential else ()
 
 
 def with_api_key(channel: grpc.Channel, api_key: str) -> grpc.Channel:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 
@@ -20,14 +20,13 @@ from shikoku.v1 import (
     title_pb2,
     title_pb2_grpc,
 )
-from shikoku_sdk.channel import BALANCED, api_key_from_env, with_api_key
-from shikoku_sdk.commands import Choices, command_with
+from shikoku_sdk import calls
+from shikoku_sdk.calls import Call, Response, Route
+from shikoku_sdk.channel import BALANCED, api_key_from_env, credential_metadata, with_api_key
+from shikoku_sdk.commands import Choices
 from shikoku_sdk.errors import ShikokuError
-from shikoku_sdk.retries import WATCH_RECONNECT, backoff, new_id, worth_retrying
+from shikoku_sdk.retries import reconnect_after, retry_after, stream_ended, worth_retrying
 from shikoku_sdk.watch import Watch
-
-Response = TypeVar("Response")
-Route = game_pb2.RouteRun | routes_pb2.TrainRoute
 
 
 class Client:
@@ -42,7 +41,8 @@ class Client:
     `start_table`, are retried on UNAVAILABLE, DEADLINE_EXCEEDED and ABORTED (and after the
     delay a RESOURCE_EXHAUSTED asks for), up to `attempts` times; the writes among them carry
     one command or request id across their retries, so the server acts once. Other calls are
-    not retried. Every refusal is raised as `ShikokuError`.
+    not retried. Every refusal is raised as `ShikokuError`. `shikoku_sdk.aio.Client` is the
+    same over grpc.aio, its methods coroutines.
     """
 
     def __init__(
@@ -101,21 +101,23 @@ class Client:
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """The call metadata naming this client's credential (the API key is added by the
         channel)."""
-        return (("authorization", f"Bearer {self.credential}"),) if self.credential else ()
+        return credential_metadata(self.credential)
 
-    def _call(
-        self, rpc: Callable[..., Response], request: object, *, retry: bool = False
-    ) -> Response:
-        """One unary call; with `retry`, tried again (the same request) on transient errors."""
-        for attempt in range(1, self.attempts + 1):
+    def _call(self, call: Call[Response]) -> Response:
+        """Performs `call`, trying it again as `retry_after` decides."""
+        rpc = getattr(getattr(self, call.service), call.method)
+        attempt = 0
+        while True:
+            attempt += 1
             try:
-                return rpc(request, metadata=self.metadata(), timeout=self.timeout)
+                answer: Response = rpc(call.request, metadata=self.metadata(), timeout=self.timeout)
+                return answer
             except grpc.RpcError as raw:
                 error = ShikokuError.from_rpc_error(raw)
-                if not retry or not worth_retrying(error) or attempt == self.attempts:
+                delay = retry_after(call.retry, error, attempt, self.attempts)
+                if delay is None:
                     raise error from None
-                time.sleep(backoff(attempt, error))
-        raise AssertionError("unreachable")
+                time.sleep(delay)
 
     # -- players and hosts ------------------------------------------------------------------
 
@@ -124,10 +126,7 @@ class Client:
     ) -> lobby_pb2.RegisterPlayerResponse:
         """Registers a player (or, with ROLE_HOST and an API key that allows hosts, a host):
         the answer's `credential` acts for every seat they take (`with_credential`)."""
-        request = lobby_pb2.RegisterPlayerRequest(
-            display_name=display_name, role=role, request_id=new_id()
-        )
-        return self._call(self.lobby.RegisterPlayer, request, retry=True)
+        return self._call(calls.register_player(display_name, role))
 
     def register_host(self, display_name: str) -> lobby_pb2.RegisterPlayerResponse:
         """Registers a host, who creates tournaments and administers their tables."""
@@ -135,7 +134,7 @@ class Client:
 
     def revoke_credential(self) -> None:
         """Revokes this client's registered credential: it no longer works anywhere."""
-        self._call(self.lobby.RevokeCredential, lobby_pb2.RevokeCredentialRequest())
+        self._call(calls.revoke_credential())
 
     # -- tables -----------------------------------------------------------------------------
 
@@ -146,68 +145,54 @@ class Client:
         display_name: str = "",
     ) -> lobby_pb2.CreateTableResponse:
         """A new table of `seat_count` (2-6) seats; the answer's `host_token` administers it."""
-        request = lobby_pb2.CreateTableRequest(
-            seat_count=seat_count, options=options, display_name=display_name, request_id=new_id()
-        )
-        return self._call(self.lobby.CreateTable, request, retry=True)
+        return self._call(calls.create_table(seat_count, options, display_name))
 
     def join_table(
         self, table_id: str, player_name: str, seat: int = 0
     ) -> lobby_pb2.JoinTableResponse:
         """Takes `seat` (0: the lowest free one); the answer's `seat_token` acts for it (a
         registered player's own credential does too)."""
-        request = lobby_pb2.JoinTableRequest(
-            table_id=table_id, player_name=player_name, seat=seat, request_id=new_id()
-        )
-        return self._call(self.lobby.JoinTable, request, retry=True)
+        return self._call(calls.join_table(table_id, player_name, seat))
 
     def leave_table(self, table_id: str) -> lobby_pb2.Table:
         """Gives up this client's seat before the table starts (a seat's credential)."""
-        return self._call(self.lobby.LeaveTable, lobby_pb2.LeaveTableRequest(table_id=table_id))
+        return self._call(calls.leave_table(table_id))
 
     def set_ready(self, table_id: str, ready: bool = True) -> lobby_pb2.Table:
         """Marks this client's seat ready (or not); the table starts by itself once every seat
         is taken and ready."""
-        request = lobby_pb2.SetReadyRequest(table_id=table_id, ready=ready)
-        return self._call(self.lobby.SetReady, request, retry=True)
+        return self._call(calls.set_ready(table_id, ready))
 
     def start_table(self, table_id: str) -> lobby_pb2.StartTableResponse:
         """Starts the table and its game (the host's credential). Safe to retry: a retry that
         finds the table started by the attempt whose answer was lost returns that game."""
-        request = lobby_pb2.StartTableRequest(table_id=table_id)
         try:
-            return self._call(self.lobby.StartTable, request)
+            return self._call(calls.start_table(table_id, retry=False))
         except ShikokuError as error:
             if not worth_retrying(error):
                 raise
         try:
-            return self._call(self.lobby.StartTable, request, retry=True)
+            return self._call(calls.start_table(table_id, retry=True))
         except ShikokuError as error:
-            if error.reason != "TABLE_STARTED":
+            if not calls.started_elsewhere(error):
                 raise
-            table = self.get_table(table_id)
-            return lobby_pb2.StartTableResponse(table=table, game_id=table.game_id)
+            return calls.started(self.get_table(table_id))
 
     def end_game(self, table_id: str) -> lobby_pb2.Table:
         """Ends the table's running game where it stands (the host's credential)."""
-        return self._call(self.lobby.EndGame, lobby_pb2.EndGameRequest(table_id=table_id))
+        return self._call(calls.end_game(table_id))
 
     def abandon_table(self, table_id: str) -> lobby_pb2.Table:
         """Closes the table (the host's credential); a running game ends as it stands."""
-        request = lobby_pb2.AbandonTableRequest(table_id=table_id)
-        return self._call(self.lobby.AbandonTable, request)
+        return self._call(calls.abandon_table(table_id))
 
     def replace_seat(self, table_id: str, seat: int, player_id: str) -> lobby_pb2.JoinTableResponse:
         """Gives a taken seat to another registered player (the host's credential)."""
-        request = lobby_pb2.ReplaceSeatRequest(
-            table_id=table_id, seat=seat, player_id=player_id, request_id=new_id()
-        )
-        return self._call(self.lobby.ReplaceSeat, request, retry=True)
+        return self._call(calls.replace_seat(table_id, seat, player_id))
 
     def get_table(self, table_id: str) -> lobby_pb2.Table:
         """The table's seats, status and, once started, its game's summary."""
-        request = lobby_pb2.GetTableRequest(table_id=table_id)
-        return self._call(self.lobby.GetTable, request, retry=True)
+        return self._call(calls.get_table(table_id))
 
     def list_tables(
         self,
@@ -218,10 +203,7 @@ class Client:
         """Every table (newest first), fetching page after page as the iteration goes."""
         token = ""
         while True:
-            request = lobby_pb2.ListTablesRequest(
-                page_size=page_size, page_token=token, status=status, tournament_id=tournament_id
-            )
-            page = self._call(self.lobby.ListTables, request, retry=True)
+            page = self._call(calls.list_tables(status, tournament_id, page_size, token))
             yield from page.tables
             token = page.next_page_token
             if not token:
@@ -241,27 +223,18 @@ class Client:
     ) -> lobby_pb2.Tournament:
         """A tournament of registered players playing `rounds` rounds (0: one), with a
         registered host's credential."""
-        request = lobby_pb2.CreateTournamentRequest(
-            name=name,
-            player_ids=player_ids,
-            table_size=table_size,
-            first_round=first_round,
-            seed_order=seed_order,
-            table_options=table_options,
-            request_id=new_id(),
-            rounds=rounds,
+        call = calls.create_tournament(
+            name, player_ids, table_size, first_round, seed_order, table_options, rounds
         )
-        return self._call(self.lobby.CreateTournament, request, retry=True)
+        return self._call(call)
 
     def start_round(self, tournament_id: str) -> lobby_pb2.Tournament:
         """Seats, creates and starts the tournament's next round (its host's credential)."""
-        request = lobby_pb2.StartRoundRequest(tournament_id=tournament_id, request_id=new_id())
-        return self._call(self.lobby.StartRound, request, retry=True)
+        return self._call(calls.start_round(tournament_id))
 
     def get_tournament(self, tournament_id: str) -> lobby_pb2.Tournament:
         """The tournament's rounds, tables, results so far and standings."""
-        request = lobby_pb2.GetTournamentRequest(tournament_id=tournament_id)
-        return self._call(self.lobby.GetTournament, request, retry=True)
+        return self._call(calls.get_tournament(tournament_id))
 
     def standings(self, tournament_id: str) -> list[lobby_pb2.Standing]:
         """Every player's standing after the results recorded so far, best first."""
@@ -273,8 +246,7 @@ class Client:
         format: lobby_pb2.StandingsFormat.ValueType = lobby_pb2.STANDINGS_FORMAT_CSV,
     ) -> str:
         """The standings as CSV (or JSON) text."""
-        request = lobby_pb2.ExportStandingsRequest(tournament_id=tournament_id, format=format)
-        return self._call(self.lobby.ExportStandings, request, retry=True).content
+        return self._call(calls.export_standings(tournament_id, format)).content
 
     def watch_tournament(
         self, tournament_id: str, heartbeat_seconds: int = 15
@@ -284,9 +256,7 @@ class Client:
         result is recorded; heartbeats are yielded too, so a caller can redraw. A broken
         stream is opened again (it starts with the tournament, so nothing is lost); the
         iteration ends only when the caller stops it or a call is refused."""
-        request = lobby_pb2.WatchTournamentRequest(
-            tournament_id=tournament_id, heartbeat_seconds=heartbeat_seconds
-        )
+        request = calls.watch_tournament(tournament_id, heartbeat_seconds)
         failures = 0
         while True:
             call = self.lobby.WatchTournament(request, metadata=self.metadata())
@@ -294,15 +264,16 @@ class Client:
                 for item in call:
                     failures = 0
                     yield item
-                error = ShikokuError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
+                error = stream_ended()
             except grpc.RpcError as raw:
                 error = ShikokuError.from_rpc_error(raw)
             finally:
-                call.cancel()  # type: ignore[no-untyped-call]
+                call.cancel()  # type: ignore[no-untyped-call, unused-ignore]
             failures += 1
-            if error.code not in WATCH_RECONNECT or failures > self.attempts:
+            delay = reconnect_after(error, failures, self.attempts)
+            if delay is None:
                 raise error
-            time.sleep(backoff(failures, error))
+            time.sleep(delay)
 
     # -- notifications ----------------------------------------------------------------------
 
@@ -313,26 +284,22 @@ class Client:
     ) -> lobby_pb2.NotificationTarget:
         """Where this client's registered player is told of their turns (an empty url removes
         it); the answer carries the generic format's signing secret, shown only here."""
-        request = lobby_pb2.SetNotificationTargetRequest(url=url, format=format)
-        return self._call(self.lobby.SetNotificationTarget, request, retry=True)
+        return self._call(calls.set_notification_target(url, format))
 
     def notification_health(self, tournament_id: str) -> list[lobby_pb2.NotificationHealth]:
         """How each player's notifications have fared, in the tournament's player order (its
         host's credential)."""
-        request = lobby_pb2.GetNotificationHealthRequest(tournament_id=tournament_id)
-        return list(self._call(self.lobby.GetNotificationHealth, request, retry=True).players)
+        return list(self._call(calls.notification_health(tournament_id)).players)
 
     # -- games ------------------------------------------------------------------------------
 
     def state(self, game_id: str, version: int = 0) -> game_pb2.GameState:
         """The game's state at `version` (0: the latest)."""
-        request = game_pb2.GetStateRequest(game_id=game_id, version=version)
-        return self._call(self.games.GetState, request, retry=True)
+        return self._call(calls.state(game_id, version))
 
     def legal_actions(self, game_id: str) -> game_pb2.ListLegalActionsResponse:
         """What the seats that must act may do now (every action, in one page)."""
-        request = game_pb2.ListLegalActionsRequest(game_id=game_id)
-        return self._call(self.games.ListLegalActions, request, retry=True)
+        return self._call(calls.legal_actions(game_id))
 
     def act(
         self,
@@ -356,32 +323,20 @@ class Client:
         Idempotent: every attempt carries one command id (a new UUID unless given), so
         however often a lost answer makes it retry, the server applies the command once and
         answers a repeat with the first answer."""
-        if isinstance(action, game_pb2.LegalAction):
-            if action.WhichOneof("action") == "run_routes" and routes is None:
-                routes = self.best_routes(game_id, action.run_routes.corporation).routes
-            command = command_with(action, Choices(price, par, count, kind, routes))
-        elif (price, par, count, kind, routes) != (None,) * 5:
-            raise ValueError("choices go with a LegalAction, not with a Command")
-        else:
-            command = action
-        request = game_pb2.SubmitCommandRequest(
-            game_id=game_id,
-            command=command,
-            command_id=command_id or new_id(),
-            include_legal_actions=include_legal_actions,
-        )
-        return self._call(self.games.SubmitCommand, request, retry=True)
+        corporation = calls.routes_needed(action, routes)
+        if corporation:
+            routes = self.best_routes(game_id, corporation).routes
+        choices = Choices(price, par, count, kind, routes)
+        return self._call(calls.act(game_id, action, command_id, choices, include_legal_actions))
 
     def best_routes(self, game_id: str, corporation: str) -> routes_pb2.RouteSolution:
         """The routes that earn `corporation` the most at the game's latest version."""
-        request = routes_pb2.OptimizeRequest(game_id=game_id, corporation=corporation)
-        return self._call(self.routes.Optimize, request, retry=True)
+        return self._call(calls.best_routes(game_id, corporation))
 
     def title(self, name: str = "1889") -> title_pb2.Title:
         """The title's data (TitleService.GetTitle): its map, tiles, trains, phases and
         privates."""
-        request = title_pb2.GetTitleRequest(title=name)
-        return self._call(self.titles.GetTitle, request, retry=True)
+        return self._call(calls.title(name))
 
     def watch(
         self,

@@ -24,16 +24,14 @@ while anything else is allowed.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Collection
 from typing import Any
 
 from shikoku.v1 import game_pb2
-from shikoku_sdk.client import Client
 from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, command_with
-from shikoku_sdk.documents import state_document
 from shikoku_sdk.heuristic_facts import TitleFacts, View, number
 from shikoku_sdk.random_player import BestRoutes
-from shikoku_sdk.seat_player import Answered, SeatPlayer
+from shikoku_sdk.seat_player import Move, Reads, SeatPlayer
 
 # Corporations by how good their home is to start (1889 wisdom: Takamatsu and Kouchi first).
 START_PREFERENCE = ("KO", "TR", "AR", "IR", "SR", "UR", "KU")
@@ -477,31 +475,35 @@ def _best_lay(
 # ---- over the public API -----------------------------------------------------------------------
 
 
+def heuristic_step(
+    listing: game_pb2.ListLegalActionsResponse,
+    seats: Collection[int],
+    rng: random.Random,
+    reads: Reads,
+) -> Move | None:
+    """The heuristic's step for the first seat `listing` names, if it is one of `seats`
+    (None otherwise): `decide` from the state document and the title's data."""
+    listed = list(listing.actions)
+    if not listed or listed[0].seat not in seats:
+        return None
+    seat = listed[0].seat
+    document = reads.state_document()
+    facts = reads.facts(str(document.get("title") or "1889"))
+    mine = [a for a in listed if a.seat == seat]
+    return seat, decide(document, mine, facts, rng, reads.best_routes)
+
+
 class HeuristicPlayer(SeatPlayer):
     """Plays the heuristic's moves in one game for the seats it holds (`seats`: seat number ->
     a client acting for it), from `seed` (or a `random.Random` of the caller's); the same
     interface as RandomPlayer."""
 
-    def __init__(
-        self, game_id: str, seats: Mapping[int, Client], seed: int | random.Random = 0
-    ) -> None:
-        super().__init__(game_id, seats, seed)
-        self._facts: TitleFacts | None = None
-
     def facts(self, title: str) -> TitleFacts:
         """The title data the bot plays by (TitleService.GetTitle), fetched once."""
-        if self._facts is None:
-            self._facts = TitleFacts.from_title(self.reader.title(title))
-        return self._facts
+        if title not in self.titles:
+            self.titles[title] = TitleFacts.from_title(self.reader.title(title))
+        return self.titles[title]
 
-    def step(self, on_answer: Answered | None = None) -> bool:
-        """Takes one action; False when the game is over or none of our seats must act."""
-        listed = list(self.legal_actions().actions)
-        if not listed or listed[0].seat not in self.seats:
-            return False
-        seat = listed[0].seat
-        document = state_document(self.reader.state(self.game_id))
-        facts = self.facts(str(document.get("title") or "1889"))
-        mine = [a for a in listed if a.seat == seat]
-        self.submit(seat, decide(document, mine, facts, self.rng, self.best_routes), on_answer)
-        return True
+    def decide(self, listing: game_pb2.ListLegalActionsResponse, reads: Reads) -> Move | None:
+        """The heuristic's move for the seat that must act, if it is ours (`heuristic_step`)."""
+        return heuristic_step(listing, self.seats, self.rng, reads)

@@ -13,11 +13,11 @@ same seed at the same table plays the same game.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from shikoku.v1 import game_pb2
 from shikoku_sdk.commands import PAYOUT, WITHHOLD, Choices, command_with
-from shikoku_sdk.seat_player import Answered, SeatPlayer
+from shikoku_sdk.seat_player import Move, Reads, SeatPlayer
 
 BestRoutes = Callable[[str], list[game_pb2.RouteRun]]
 
@@ -80,16 +80,24 @@ def command_for(
     return command_with(action, random_choices(action, rng, best_routes))
 
 
+def random_step(
+    listing: game_pb2.ListLegalActionsResponse,
+    seats: Collection[int],
+    rng: random.Random,
+    reads: Reads,
+) -> Move | None:
+    """The random player's step for `seats` from `listing` (None: none of them may act)."""
+    actions = [a for a in listing.actions if a.seat in seats]
+    if not actions:
+        return None
+    action = choose(actions, rng)
+    return action.seat, command_for(action, rng, reads.best_routes)
+
+
 class RandomPlayer(SeatPlayer):
     """Plays random legal actions in one game for the seats it holds (`seats`: seat number ->
     a client acting for it), from `seed` (or a `random.Random` of the caller's)."""
 
-    def step(self, on_answer: Answered | None = None) -> bool:
-        """Takes one action; False when the game is over or none of our seats may act.
-        `on_answer` is told the command's answer and how long it took (seconds)."""
-        actions = [a for a in self.legal_actions().actions if a.seat in self.seats]
-        if not actions:
-            return False
-        action = choose(actions, self.rng)
-        self.submit(action.seat, command_for(action, self.rng, self.best_routes), on_answer)
-        return True
+    def decide(self, listing: game_pb2.ListLegalActionsResponse, reads: Reads) -> Move | None:
+        """A random legal action of one of our seats (`random_step`)."""
+        return random_step(listing, self.seats, self.rng, reads)

@@ -33,6 +33,30 @@ def backoff(attempt: int, error: ShikokuError) -> float:
     return float(min(0.1 * 2 ** (attempt - 1), 5.0))
 
 
+def stream_ended() -> ShikokuError:
+    """What a stream the server ended counts as (it never does unless shutting down): a
+    failure to reconnect after."""
+    return ShikokuError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
+
+
 def new_id() -> str:
     """A fresh request or command id: retries of one call reuse it, so it takes effect once."""
     return str(uuid.uuid4())
+
+
+def retry_after(retry: bool, error: ShikokuError, attempt: int, attempts: int) -> float | None:
+    """Seconds to wait before sending a call again after its attempt `attempt` (of at most
+    `attempts`) failed with `error`, or None to give up and raise it: never for a call that is
+    not retried (`retry` false), nor after the last attempt or a failure not worth retrying."""
+    if not retry or not worth_retrying(error) or attempt >= attempts:
+        return None
+    return backoff(attempt, error)
+
+
+def reconnect_after(error: ShikokuError, failures: int, limit: int) -> float | None:
+    """Seconds to wait before opening a broken stream again after its `failures`-th failure in
+    a row (`error`), or None to give up and raise it (a refusal, or more than `limit` failures).
+    The first reconnection is at once: a dropped connection is usually just that."""
+    if error.code not in WATCH_RECONNECT or failures > limit:
+        return None
+    return backoff(failures, error) if failures > 1 else 0.0

@@ -14,7 +14,7 @@ import grpc
 
 from shikoku.v1 import game_pb2
 from shikoku_sdk.errors import ShikokuError
-from shikoku_sdk.retries import WATCH_RECONNECT, backoff
+from shikoku_sdk.retries import reconnect_after, stream_ended
 
 if TYPE_CHECKING:
     from shikoku_sdk.client import Client
@@ -31,7 +31,74 @@ class Update:
     state: game_pb2.GameState | None = None
 
 
-class Watch:
+class Resumption:
+    """A watch's bookkeeping, whatever does its I/O (`Watch`, `shikoku_sdk.aio.Watch`): the
+    request that resumes after the last version seen, which answers are new events, when the
+    watch is over and how long to wait before reconnecting.
+
+    `last_version` is the last event's version seen, `connections` how many streams were
+    opened; a stream silent for more than `silence_limit` seconds (heartbeats included) is
+    taken for dead."""
+
+    reconnect_attempts = 10
+
+    def __init__(
+        self,
+        game_id: str,
+        from_version: int,
+        include_state: bool,
+        heartbeat_seconds: int,
+        until_end: bool,
+    ) -> None:
+        self.game_id = game_id
+        self.last_version = from_version - 1
+        self.include_state = include_state
+        self.heartbeat_seconds = heartbeat_seconds
+        self.until_end = until_end
+        self.connections = 0
+        self._failures = 0
+
+    @property
+    def silence_limit(self) -> float:
+        """Seconds without any answer after which the stream is dropped and opened again."""
+        return float(2 * self.heartbeat_seconds + 1)
+
+    def over_already(self, latest: game_pb2.GameState) -> bool:
+        """Whether nothing will ever come: with `until_end`, the game (`latest`, its state as
+        it stands) ended at or before the version to start after."""
+        return self.until_end and not latest.acting_seats and latest.version <= self.last_version
+
+    def request(self) -> game_pb2.WatchGameRequest:
+        """The request of the next connection (counted), from the version after the last."""
+        self.connections += 1
+        return game_pb2.WatchGameRequest(
+            game_id=self.game_id,
+            from_version=self.last_version + 1,
+            include_state=self.include_state,
+            heartbeat_seconds=self.heartbeat_seconds,
+        )
+
+    def receive(self, response: game_pb2.WatchGameResponse) -> Update | None:
+        """The update an answer brings, or None for a heartbeat or an event already seen."""
+        self._failures = 0
+        if not response.HasField("event") or response.event.version <= self.last_version:
+            return None
+        self.last_version = response.event.version
+        state = response.state if response.HasField("state") else None
+        return Update(response.event, state)
+
+    def last(self, update: Update) -> bool:
+        """Whether the watch ends after `update` (with `until_end`: the game's end)."""
+        return self.until_end and update.event.type == GAME_ENDED
+
+    def reconnect_after(self, error: ShikokuError) -> float | None:
+        """Seconds to wait before reconnecting after the stream failed with `error`, or None
+        to give up and raise it."""
+        self._failures += 1
+        return reconnect_after(error, self._failures, self.reconnect_attempts)
+
+
+class Watch(Resumption):
     """An iterator of `Update`s: every event of a game once, in order, from a version onward.
 
     A broken stream (or one silent for more than twice the heartbeat interval) is reconnected
@@ -42,8 +109,6 @@ class Watch:
     to test resumption. Made by `Client.watch`.
     """
 
-    reconnect_attempts = 10
-
     def __init__(
         self,
         client: Client,
@@ -53,13 +118,8 @@ class Watch:
         heartbeat_seconds: int,
         until_end: bool,
     ) -> None:
+        super().__init__(game_id, from_version, include_state, heartbeat_seconds, until_end)
         self._client = client
-        self.game_id = game_id
-        self.last_version = from_version - 1
-        self.include_state = include_state
-        self.heartbeat_seconds = heartbeat_seconds
-        self.until_end = until_end
-        self.connections = 0
         self._call: Any = None
         self._closed = False
         self._updates = self._run()
@@ -88,53 +148,36 @@ class Watch:
         with contextlib.suppress(ValueError):  # "generator already executing": it will stop
             self._updates.close()
 
-    def _over_already(self) -> bool:
-        """Whether the game ended at or before the version to start after."""
-        latest = self._client.state(self.game_id)
-        return not latest.acting_seats and latest.version <= self.last_version
-
     def _run(self) -> Generator[Update, None, None]:
-        if self.until_end and self._over_already():
-            return  # nothing will ever come
-        failures = 0
+        if self.until_end and self.over_already(self._client.state(self.game_id)):
+            return
         while not self._closed:
-            request = game_pb2.WatchGameRequest(
-                game_id=self.game_id,
-                from_version=self.last_version + 1,
-                include_state=self.include_state,
-                heartbeat_seconds=self.heartbeat_seconds,
-            )
+            request = self.request()
             self._call = self._client.games.WatchGame(request, metadata=self._client.metadata())
-            self.connections += 1
-            alive = _Watchdog(self._call, 2 * self.heartbeat_seconds + 1)
+            alive = _Watchdog(self._call, self.silence_limit)
             try:
                 for response in self._call:
                     alive.beat()
-                    failures = 0
-                    if not response.HasField("event"):
-                        continue  # a heartbeat: the connection is alive
-                    if response.event.version <= self.last_version:
+                    update = self.receive(response)
+                    if update is None:
                         continue
-                    self.last_version = response.event.version
-                    state = response.state if response.HasField("state") else None
                     alive.hold()  # the consumer's time is not the server's silence
-                    yield Update(response.event, state)
+                    yield update
                     alive.beat()
-                    if self.until_end and response.event.type == GAME_ENDED:
+                    if self.last(update):
                         return
-                # The server ended the stream (it never does unless shutting down): resume.
-                error = ShikokuError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
+                error = stream_ended()
             except grpc.RpcError as raw:
                 error = ShikokuError.from_rpc_error(raw)
             finally:
                 alive.stop()
                 self._call.cancel()
-            failures += 1
             if self._closed:
                 return
-            if error.code not in WATCH_RECONNECT or failures > self.reconnect_attempts:
+            delay = self.reconnect_after(error)
+            if delay is None:
                 raise error
-            time.sleep(backoff(failures, error) if failures > 1 else 0.0)
+            time.sleep(delay)
 
 
 class _Watchdog:
