@@ -11,7 +11,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection_pb2
 
-from infra import reflection, tracing
+from infra import garbage, reflection, tracing
 from infra.call_chain import Admission, CallChain
 from infra.grpc_types import Context
 from infra.observability import call_observers, observe_process
@@ -82,6 +82,7 @@ async def serve(
     await server.start()
     for service in ["", *service_names]:
         await health.set(service, health_pb2.HealthCheckResponse.SERVING)
+    garbage.settle()
     host = address.rsplit(":", 1)[0]
     print(f"{name} listening on {host}:{port}", flush=True)
 
