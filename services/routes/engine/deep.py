@@ -64,6 +64,7 @@ class _Search:
                     self.ends_at[v].append(link.other)
                 elif not self.terminal[v]:
                     self.adjacent[v].append((link.other, link.segment))
+        self.skeleton = _skeleton(self.adjacent, self.ends_at, index.is_centre)
         #: Per centre, the connections leaving it, each with its nodes and its segments as bits.
         self.conns: dict[int, list[tuple[Connection, int, int]]] = {}
         for c in self.centres:
@@ -87,19 +88,26 @@ class _Search:
         )
         self.memo: dict[tuple[int, int, int, bool, int, int], tuple[int, bool]] = {}
         self.states = 0
+        self.dominated = 0
+        self.by_end: dict[int, list[tuple[int, int, bool, int, int, int]]] = {
+            v: [] for v in range(n)
+        }
 
     # -- bounds ------------------------------------------------------------------------------
 
     def component(self, e: int, gone: int, cut: int = 0) -> int:
         """The nodes reachable from `e` (itself included) through nodes not in `gone` and
-        segments not in `cut`."""
-        adjacent = self.adjacent
+        segments not in `cut` (hex sides no walk between centres can pass left out)."""
+        skeleton = self.skeleton
         comp = 1 << e
         stack = [e]
         while stack:
             u = stack.pop()
-            for w, seg in adjacent[u]:
-                if not (comp | gone) >> w & 1 and not cut >> seg & 1:
+            for w, _, inner, segs in skeleton[u]:
+                if inner & gone or segs & cut or gone >> w & 1:
+                    continue
+                comp |= inner
+                if not comp >> w & 1:
                     comp |= 1 << w
                     stack.append(w)
         return comp
@@ -130,7 +138,7 @@ class _Search:
             values.append(max((bonus(u) for u in _bits(comp)), default=0))
             values.sort(reverse=True)
             top = sum(values[:left])
-        blocks = _blocks(self.adjacent, e, gone & ~(1 << e), cut)
+        blocks = _blocks(self.skeleton, e, gone & ~(1 << e), cut)
         of: dict[int, list[int]] = {}
         for b, block in enumerate(blocks):
             for v in block:
@@ -185,6 +193,21 @@ class _Search:
         known = self.memo.get(key)
         if known is not None and (known[1] or known[0] <= need):
             return known
+        # A state whose track is a subset of a state already searched from the same end earns
+        # no more than it.
+        terminals_gone = key[2]
+        cut_key = key[5]
+        for other, o_terms, o_token, o_left, o_cut, o_value in self.by_end[e]:
+            if (
+                o_value <= need
+                and o_left == left
+                and not comp & ~other
+                and not o_terms & ~terminals_gone
+                and (o_token or not token)
+                and not o_cut & ~cut_key
+            ):
+                self.dominated += 1
+                return (o_value, False)
         self.tick()
         if not token and not comp & self.tokens:
             found = (NONE, True)
@@ -223,7 +246,10 @@ class _Search:
         found = (best, True) if best > need else (max(best, ceiling), False)
         if len(self.memo) > MEMO_LIMIT:
             self.memo.clear()
+            for lst in self.by_end.values():
+                lst.clear()
         self.memo[key] = found
+        self.by_end[e].append((comp, terminals_gone, token, left, cut_key, found[0]))
         return found
 
     def optimum(self, at_least: int, gone: int = 0, cut: int = 0) -> int:
@@ -321,10 +347,11 @@ def _bits(mask: int) -> list[int]:
 
 
 def _blocks(
-    adjacent: Sequence[Sequence[tuple[int, int]]], root: int, gone: int, cut: int = 0
+    skeleton: Sequence[Sequence[_Chain]], root: int, gone: int, cut: int = 0
 ) -> list[list[int]]:
     """The blocks (biconnected components, bridges included) of the component of `root` in
-    the graph without the nodes of `gone`; a lone root is a block of its own."""
+    the skeleton without the nodes of `gone` and the segments of `cut`; a lone root is a
+    block of its own."""
     order: dict[int, int] = {root: 0}
     low: dict[int, int] = {root: 0}
     edges: list[tuple[int, int]] = []
@@ -332,11 +359,11 @@ def _blocks(
     stack: list[tuple[int, int, int]] = [(root, -1, 0)]
     while stack:
         u, via, i = stack[-1]
-        links = adjacent[u]
+        links = skeleton[u]
         while i < len(links):
-            w, seg = links[i]
+            w, seg, inner, segs = links[i]
             i += 1
-            if seg == via or gone >> w & 1 or cut >> seg & 1:
+            if seg == via or gone >> w & 1 or inner & gone or segs & cut:
                 continue
             if w not in order:
                 order[w] = low[w] = len(order)
@@ -366,6 +393,58 @@ def _blocks(
     if not blocks:
         blocks.append([root])
     return blocks
+
+
+#: A chain of track between two skeleton nodes: (far node, chain id, bits of the hex sides
+#: inside it, bits of its segments).
+_Chain = tuple[int, int, int, int]
+
+
+def _skeleton(
+    adjacent: Sequence[Sequence[tuple[int, int]]],
+    ends_at: Sequence[Sequence[int]],
+    is_centre: Sequence[bool],
+) -> list[list[_Chain]]:
+    """The track between centres and junctions, with chains of plain hex sides as one link.
+
+    A walk from a centre to a centre never passes a hex side with one way in or out, so those
+    are left out (again and again, as leaving one out can strand the next); a hex side with
+    two ways is on a chain. Per node, the chains leaving it; a chain back to its own start
+    (no simple walk uses it) is left out. Hex sides next to a terminal stay nodes, since a
+    walk may end there.
+    """
+    n = len(adjacent)
+    degree = [len(adjacent[v]) + len(ends_at[v]) for v in range(n)]
+    dead = [False] * n
+    leaves = [v for v in range(n) if not is_centre[v] and degree[v] <= 1]
+    while leaves:
+        v = leaves.pop()
+        if dead[v]:
+            continue
+        dead[v] = True
+        for w, _ in adjacent[v]:
+            if not dead[w]:
+                degree[w] -= 1
+                if not is_centre[w] and degree[w] <= 1:
+                    leaves.append(w)
+    key = [not dead[v] and (is_centre[v] or degree[v] != 2 or bool(ends_at[v])) for v in range(n)]
+    ids: dict[int, int] = {}
+    skeleton: list[list[_Chain]] = [[] for _ in range(n)]
+    for a in range(n):
+        if not key[a]:
+            continue
+        for w, seg in adjacent[a]:
+            if dead[w]:
+                continue
+            inner, segs, prev, cur = 0, 1 << seg, seg, w
+            while not key[cur]:
+                inner |= 1 << cur
+                w2, seg2 = next((x, s) for x, s in adjacent[cur] if s != prev and not dead[x])
+                segs |= 1 << seg2
+                prev, cur = seg2, w2
+            if cur != a:
+                skeleton[a].append((cur, ids.setdefault(segs, len(ids)), inner, segs))
+    return skeleton
 
 
 def best_route(
