@@ -1,18 +1,24 @@
-"""Connections to the web entrypoint that no slow or idle client can use to lock others out.
+"""Connections to the web entrypoint that no slow or idle client can use to lock others out,
+on HTTP/1.1 and HTTP/2 alike (hypercorn serves both on one port: gateway.web.server).
 
-uvicorn's own guard (`limit_concurrency`) counts sockets: a thousand clients that open a
-connection and send nothing, or half a request, would have every other request answered 503,
+A cap on sockets alone (uvicorn's `limit_concurrency`, say) would let a thousand clients that
+open a connection and send nothing, or half a request, have every other request answered 503,
 for as long as they cared to stay. Here instead:
 
 - a request's head (request line and headers) must be whole within `header_timeout` of its
-  first byte, or of the connection's opening for its first request; else the connection is
-  closed (with a 408 when part of a request had come);
-- a request's body must be whole within `body_timeout` of its head;
-- between requests a connection is kept `keep_alive` seconds (uvicorn's own timer);
+  first byte, or of the connection's opening for its first request (HTTP/2's preface and
+  settings included); else the connection is closed (with a 408 when part of an HTTP/1.1
+  request had come);
+- a request's body must be whole within `body_timeout` of its head (on HTTP/2, each stream's);
+  else the connection is closed;
+- between requests a connection is kept `keep_alive` seconds (hypercorn's own timer, which
+  on HTTP/2 runs while no stream is open);
+- one HTTP/2 connection carries at most `streams` requests at once (its MAX_CONCURRENT_STREAMS);
 - one client address (the peer IP) holds at most `per_address` connections, and the process
   at most `connections`: a connection beyond either is closed at once, never answered;
 - what answers 503 is work, not sockets: at most `in_flight` requests are being served at once
-  (streams included), and one more is answered 503 SERVER_BUSY with Retry-After.
+  (streams included, HTTP/2 streams each count), and one more is answered 503 SERVER_BUSY with
+  Retry-After.
 
 A stream (WatchGame, StreamEvents) has sent its whole request before it starts, so none of the
 timers runs while it is open.
@@ -25,16 +31,20 @@ import base64
 import json
 from collections import Counter as Tally
 from dataclasses import dataclass
-from typing import Any, ClassVar
 
 import h11
 from google.protobuf import json_format
 from google.rpc import error_details_pb2
+from h2.stream import H2Stream, StreamState
+from hypercorn.asyncio.tcp_server import TCPServer
+from hypercorn.asyncio.worker_context import WorkerContext
+from hypercorn.config import Config
+from hypercorn.events import Closed, Event, RawData, Updated
+from hypercorn.protocol.h2 import H2Protocol
+from hypercorn.protocol.h11 import H11Protocol
+from hypercorn.typing import AppWrapper
 from prometheus_client import Counter, Gauge
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.config import Config
-from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.server import ServerState
 
 from infra.grpc_errors import DOMAIN
 
@@ -43,6 +53,8 @@ DEFAULT_BODY_TIMEOUT_SECONDS = 30.0
 DEFAULT_KEEP_ALIVE_SECONDS = 30
 DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256
 DEFAULT_MAX_CONNECTIONS = 20_000
+#: HTTP/2's recommended least for MAX_CONCURRENT_STREAMS (RFC 9113, 6.5.2).
+DEFAULT_MAX_STREAMS_PER_CONNECTION = 100
 DEFAULT_MAX_REQUESTS_IN_FLIGHT = 2_000
 #: How long a client is asked to wait when every slot for work is taken.
 BUSY_RETRY_SECONDS = 1
@@ -69,6 +81,9 @@ BUSY_REFUSALS = Counter(
     "Web requests answered 503 SERVER_BUSY: SHIKOKU_WEB_MAX_REQUESTS_IN_FLIGHT were under way",
 )
 
+#: What one read of a connection takes at most.
+_READ_BYTES = 2**16
+
 _TOO_SLOW = b"the request's headers did not come in time\n"
 _CLOSE_HALF_SENT = (
     b"HTTP/1.1 408 Request Timeout\r\n"
@@ -85,10 +100,11 @@ class ConnectionLimits:
 
     header_timeout: float = DEFAULT_HEADER_TIMEOUT_SECONDS
     body_timeout: float = DEFAULT_BODY_TIMEOUT_SECONDS
-    keep_alive: int = DEFAULT_KEEP_ALIVE_SECONDS  # whole seconds, as uvicorn takes them
+    keep_alive: int = DEFAULT_KEEP_ALIVE_SECONDS  # whole seconds
     per_address: int = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
     connections: int = DEFAULT_MAX_CONNECTIONS
     in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT
+    streams: int = DEFAULT_MAX_STREAMS_PER_CONNECTION
 
 
 class AddressCounts:
@@ -112,113 +128,199 @@ class AddressCounts:
             del self._open[address]
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with the timers and caps above. `limits` and `addresses`
-    are set on the subclass `protocol_for` makes, one per server."""
+class ConnectionGuard:
+    """The caps and timers of one server, shared by its connections."""
 
-    limits: ClassVar[ConnectionLimits]
-    addresses: ClassVar[AddressCounts]
+    def __init__(self, limits: ConnectionLimits) -> None:
+        self.limits = limits
+        self.addresses = AddressCounts()
+        CONNECTIONS_OPEN.set_function(lambda: self.addresses.total)
+
+    def refusal(self, address: str) -> str | None:
+        """Why a new connection from `address` is refused, or None if it is taken."""
+        limits = self.limits
+        if limits.connections and self.addresses.total >= limits.connections:
+            return TOO_MANY_CONNECTIONS
+        if limits.per_address and self.addresses.of(address) >= limits.per_address:
+            return TOO_MANY_FROM_ADDRESS
+        return None
+
+    def hypercorn_config(self) -> Config:
+        """What hypercorn itself enforces: the keep-alive timer (between requests, either
+        protocol) and the streams of one HTTP/2 connection."""
+        config = Config()
+        config.keep_alive_timeout = self.limits.keep_alive
+        config.h2_max_concurrent_streams = self.limits.streams
+        return config
+
+
+def _receiving(stream: H2Stream | None) -> bool:
+    """Whether the client has yet to end this HTTP/2 stream's request (its body)."""
+    return stream is not None and stream.state_machine.state in _REMOTE_OPEN
+
+
+_REMOTE_OPEN = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
+
+
+class GuardedConnection(TCPServer):
+    """One connection served by hypercorn (HTTP/1.1, or HTTP/2 by prior knowledge or upgrade),
+    under the caps and timers above. hypercorn tells its connection when a request begins and
+    when the last one under way ends (`Updated`); the state of the request being read is its
+    protocol's (h11's for HTTP/1.1, h2's streams for HTTP/2), looked at after each read.
+
+    The header timer runs from the connection's opening until its first request, and on
+    HTTP/1.1 from the first byte of each later one; on HTTP/2, where a request's headers come
+    whole in one frame, hypercorn's keep-alive timer alone runs between requests."""
 
     def __init__(
         self,
+        guard: ConnectionGuard,
+        app: AppWrapper,
+        loop: asyncio.AbstractEventLoop,
         config: Config,
-        server_state: ServerState,
-        app_state: dict[str, Any],
-        _loop: asyncio.AbstractEventLoop | None = None,
+        context: WorkerContext,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
     ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        self._address: str | None = None  # counted in `addresses` while open
-        self._read_timer: asyncio.TimerHandle | None = None
-        self._reading = ""  # what the read timer waits for: "head", "body", or nothing
-        self._heard = False  # bytes of the request being read have come
+        super().__init__(app, loop, config, context, {}, reader, writer)
+        self._guard = guard
+        self._limits = guard.limits
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._heard = False  # bytes of the request whose head is awaited have come
+        self._idle = True  # no request under way
+        self._body_timers: dict[int, asyncio.TimerHandle] = {}  # by stream (1 on HTTP/1.1)
+        self._opened = loop.time()
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        peer = transport.get_extra_info("peername")
+    async def run(self) -> None:
+        peer = self.writer.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-        limits = self.limits
-        refusal = None
-        if limits.connections and len(self.connections) >= limits.connections:
-            refusal = TOO_MANY_CONNECTIONS
-        elif limits.per_address and self.addresses.of(address) >= limits.per_address:
-            refusal = TOO_MANY_FROM_ADDRESS
+        refusal = self._guard.refusal(address)
         if refusal is not None:
             CONNECTIONS_CLOSED.labels(refusal).inc()
-            transport.abort()  # never read, never answered: connection_lost follows
+            self.writer.transport.abort()  # never read, never answered
             return
-        super().connection_made(transport)
-        self._address = address
-        self.addresses.add(address)
-        self._expect("head")
+        self._guard.addresses.add(address)
+        try:
+            await super().run()
+        finally:
+            self._stop_head_timer()
+            self._time_bodies(set())
+            self._guard.addresses.remove(address)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._address is None:
-            return  # refused at once: nothing of it was set up
-        self._expect("")
-        self.addresses.remove(self._address)
-        self._address = None
-        super().connection_lost(exc)
+    async def _read_data(self) -> None:
+        # Until the first request, the header timer stands for hypercorn's keep-alive one.
+        await self.idle_task.stop()
+        self._expect_head(heard=False)
+        while not self.reader.at_eof():
+            try:
+                data = await self.reader.read(_READ_BYTES)
+            except (ConnectionError, OSError):
+                break
+            if data and self._next_head_begins():
+                await self.idle_task.stop()
+                self._expect_head(heard=True)
+            self._heard = self._heard or bool(data)
+            await self.protocol.handle(RawData(data))
+            self._follow()
+        # The client has gone: hypercorn's keep-alive timer would hold the connection (and its
+        # place in the counts) until it ran out.
+        await self.idle_task.stop()
+        self._stop_head_timer()
+        self._time_bodies(set())
+        await self.protocol.handle(Closed())
 
-    def data_received(self, data: bytes) -> None:
-        if not self._reading and self.conn.their_state is h11.IDLE:
-            self._expect("head")  # a new request begins
-        self._heard = True
-        super().data_received(data)
-        self._follow()
+    async def protocol_send(self, event: Event) -> None:
+        if isinstance(event, Updated):
+            self._idle = event.idle
+            if not event.idle:
+                self._stop_head_timer()
+        await super().protocol_send(event)
+        if isinstance(event, Updated):
+            if event.idle and self._pipelined():
+                await self.idle_task.stop()  # part of the next request is read already
+                self._expect_head(heard=True)
+            self._follow()
 
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self.transport.is_closing():
-            return
-        self._follow()
-        if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
-            self._expect("head")  # part of a pipelined request waits in the buffer
+    # What is being read.
+
+    def _h11(self) -> h11.Connection | None:
+        protocol = self.protocol.protocol
+        if isinstance(protocol, H11Protocol) and isinstance(protocol.connection, h11.Connection):
+            return protocol.connection
+        return None
+
+    def _next_head_begins(self) -> bool:
+        """Whether bytes now coming begin an HTTP/1.1 request."""
+        connection = self._h11()
+        return (
+            self._idle
+            and self._head_timer is None
+            and connection is not None
+            and connection.their_state is h11.IDLE
+        )
+
+    def _pipelined(self) -> bool:
+        connection = self._h11()
+        return connection is not None and bool(connection.trailing_data[0])
+
+    def _bodies_coming(self) -> set[int]:
+        """The requests (streams) whose bodies are still to come."""
+        protocol = self.protocol.protocol
+        if isinstance(protocol, H2Protocol):
+            streams = protocol.connection.streams
+            return {number for number in protocol.streams if _receiving(streams.get(number))}
+        connection = self._h11()
+        return {1} if connection is not None and connection.their_state is h11.SEND_BODY else set()
 
     def _follow(self) -> None:
-        """Moves the read timer on with what has been read of the request."""
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            return  # its head is still to come: the timer set at its first byte runs
-        if state is h11.SEND_BODY:
-            if self._reading != "body":
-                self._expect("body")
+        protocol = self.protocol.protocol
+        if isinstance(protocol, H2Protocol) and not protocol.keep_alive_requests:
+            # HTTP/2 by prior knowledge: its preface reads as a request to hypercorn, which
+            # stops its idle timer; the first real request is still to come.
+            self._idle = True
+            if self._head_timer is None:
+                left = self._opened + self._limits.header_timeout - self.loop.time()
+                self._head_timer = self.loop.call_later(max(left, 0), self._head_too_slow)
+        self._time_bodies(self._bodies_coming())
+
+    # The timers.
+
+    def _expect_head(self, heard: bool) -> None:
+        self._stop_head_timer()
+        self._heard = heard
+        self._head_timer = self.loop.call_later(self._limits.header_timeout, self._head_too_slow)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _time_bodies(self, coming: set[int]) -> None:
+        for number in [number for number in self._body_timers if number not in coming]:
+            self._body_timers.pop(number).cancel()
+        for number in coming - self._body_timers.keys():
+            self._body_timers[number] = self.loop.call_later(
+                self._limits.body_timeout, self._body_too_slow, number
+            )
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if not self._idle or self.writer.is_closing():
+            return  # the request came meanwhile
+        CONNECTIONS_CLOSED.labels(HEADER_TIMEOUT).inc()
+        if self._heard and self._h11() is not None:  # no answer is under way: none began
+            self.writer.write(_CLOSE_HALF_SENT)
+        self.writer.close()
+
+    def _body_too_slow(self, number: int) -> None:
+        self._body_timers.pop(number, None)
+        if number not in self._bodies_coming() or self.writer.is_closing():
             return
-        self._expect("")  # the whole request has been read (or the connection is over)
-
-    def _expect(self, part: str) -> None:
-        if self._read_timer is not None:
-            self._read_timer.cancel()
-            self._read_timer = None
-        self._reading = part
-        if part == "head":
-            self._heard = False
-            self._read_timer = self.loop.call_later(self.limits.header_timeout, self._too_slow)
-        elif part == "body":
-            self._read_timer = self.loop.call_later(self.limits.body_timeout, self._too_slow)
-
-    def _too_slow(self) -> None:
-        self._read_timer = None
-        if self.transport.is_closing():
-            return
-        if self._reading == "head":
-            CONNECTIONS_CLOSED.labels(HEADER_TIMEOUT).inc()
-            if self._heard:  # no answer is under way: the request never began
-                self.transport.write(_CLOSE_HALF_SENT)
-        else:
-            # The application may be answering: it sees the request's end as a disconnect.
-            CONNECTIONS_CLOSED.labels(BODY_TIMEOUT).inc()
-        self._reading = ""
-        self.transport.close()
-
-
-def protocol_for(limits: ConnectionLimits) -> type[GuardedH11Protocol]:
-    """A protocol class for one server (uvicorn.Config(http=...)): its own address counts."""
-    addresses = AddressCounts()
-    CONNECTIONS_OPEN.set_function(lambda: addresses.total)
-    return type(
-        "GuardedH11Protocol",
-        (GuardedH11Protocol,),
-        {"limits": limits, "addresses": addresses},
-    )
+        # The application may be answering: it sees the request's end as a disconnect. On
+        # HTTP/2 the connection's other streams end with it, as they would on HTTP/1.1's
+        # one-request-at-a-time connection.
+        CONNECTIONS_CLOSED.labels(BODY_TIMEOUT).inc()
+        self.writer.close()
 
 
 def _busy_body(limit: int) -> bytes:
