@@ -9,7 +9,6 @@ import grpc
 from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection_pb2
 
 from infra import garbage, reflection, tracing
 from infra.call_chain import Admission, CallChain
@@ -66,11 +65,11 @@ async def serve(
     service_names = list(register(server))
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    own = reflection.files_of([health_pb2.DESCRIPTOR, reflection_pb2.DESCRIPTOR])
+    own = [*reflection.files_of([health_pb2.DESCRIPTOR]), *reflection.own_files()]
     files = list(descriptors) or reflection.files_of_services(service_names)
     reflection.add_reflection(
         server,
-        [*service_names, HEALTH_SERVICE, reflection.SERVICE_NAME],
+        [*service_names, HEALTH_SERVICE, *reflection.SERVICE_NAMES],
         reflection.Catalogue([*files, *own]),
     )
     try:

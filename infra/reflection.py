@@ -1,4 +1,5 @@
-"""gRPC server reflection (grpc.reflection.v1alpha) served from a fixed set of file descriptors.
+"""gRPC server reflection, `grpc.reflection.v1` and `grpc.reflection.v1alpha`, served from a
+fixed set of file descriptors.
 
 The stock servicer of grpcio-reflection answers from the process's descriptor pool, which cannot
 find a method (`grpcurl describe shikoku.v1.LobbyService.CreateTable` answers "Symbol not
@@ -12,6 +13,11 @@ Symbols are the full names of services, methods, messages (nested too), fields, 
 enum values and extensions. An enum value is found by its protobuf name, which is scoped like
 its enum (`shikoku.v1.DIVIDEND_KIND_PAYOUT`), and by the enum-qualified name that grpcurl and
 other Go tools use (`shikoku.v1.DividendKind.DIVIDEND_KIND_PAYOUT`).
+
+Both versions are one servicer: v1 is v1alpha under a new package, message for message and
+field for field, so the same messages read and write both on the wire (grpcio-reflection ships
+only v1alpha). Clients try v1 first (buf curl, grpcurl from 1.8.8, grpcui); older ones ask
+v1alpha. Reflection describes v1 too, from v1alpha's descriptor renamed (`v1_file`).
 """
 
 from __future__ import annotations
@@ -19,22 +25,34 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Sequence
 
 import grpc
-from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FileDescriptor
+from google.protobuf.message import Message
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from infra.grpc_types import Context
 
 __all__ = [
     "SERVICE_NAME",
+    "SERVICE_NAMES",
+    "V1_SERVICE_NAME",
     "Catalogue",
     "ServerReflection",
     "add_reflection",
     "files_of",
     "files_of_services",
+    "own_files",
+    "v1_file",
+    "v1_messages",
 ]
 
 SERVICE_NAME: str = reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"].full_name
+_V1ALPHA = reflection_pb2.DESCRIPTOR.package
+_V1 = "grpc.reflection.v1"
+V1_SERVICE_NAME = f"{_V1}.ServerReflection"
+#: The services a server lists for reflection itself: both versions.
+SERVICE_NAMES: tuple[str, ...] = (V1_SERVICE_NAME, SERVICE_NAME)
+_METHOD = "ServerReflectionInfo"
 
 FileProto = descriptor_pb2.FileDescriptorProto
 MessageProto = descriptor_pb2.DescriptorProto
@@ -180,6 +198,39 @@ def files_of(files: Iterable[FileDescriptor]) -> list[FileProto]:
     return list(found.values())
 
 
+def v1_file() -> FileProto:
+    """`grpc/reflection/v1/reflection.proto`: v1alpha's file under v1's name and package."""
+    file = FileProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(file)
+    file.name = "grpc/reflection/v1/reflection.proto"
+    file.package = _V1
+    file.options.ClearField("deprecated")
+    file.options.java_package = "io.grpc.reflection.v1"
+    file.options.go_package = "google.golang.org/grpc/reflection/grpc_reflection_v1"
+    old, new = f".{_V1ALPHA}.", f".{_V1}."
+    for message in file.message_type:
+        for field in message.field:
+            if field.type_name.startswith(old):
+                field.type_name = new + field.type_name.removeprefix(old)
+    for service in file.service:
+        for method in service.method:
+            method.input_type = new + method.input_type.removeprefix(old)
+            method.output_type = new + method.output_type.removeprefix(old)
+    return file
+
+
+def v1_messages() -> dict[str, type[Message]]:
+    """v1's message classes by full name (`grpc.reflection.v1.ServerReflectionRequest`), in a
+    pool of their own: for clients that want v1's own types."""
+    pool = descriptor_pool.DescriptorPool()
+    return message_factory.GetMessages([v1_file()], pool=pool)
+
+
+def own_files() -> list[FileProto]:
+    """The files of reflection itself, both versions, with what they import."""
+    return [*files_of([reflection_pb2.DESCRIPTOR]), v1_file()]
+
+
 def files_of_services(service_names: Iterable[str]) -> list[FileProto]:
     """The files of generated code that define these services, and all they import."""
     pool = descriptor_pool.Default()
@@ -196,7 +247,7 @@ def _not_found(request: reflection_pb2.ServerReflectionRequest, what: str) -> ob
 
 
 class ServerReflection(reflection_pb2_grpc.ServerReflectionServicer):  # type: ignore[misc]
-    """Lists `services` and answers every lookup from `catalogue`."""
+    """Lists `services` and answers every lookup from `catalogue`, for either version."""
 
     def __init__(self, services: Sequence[str], catalogue: Catalogue) -> None:
         unknown = [name for name in services if not catalogue.defines(name)]
@@ -258,7 +309,15 @@ class ServerReflection(reflection_pb2_grpc.ServerReflectionServicer):  # type: i
 
 
 def add_reflection(server: grpc.aio.Server, services: Sequence[str], catalogue: Catalogue) -> None:
-    """Serves reflection of `services` (list them all, this one too) from `catalogue`."""
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
-        ServerReflection(services, catalogue), server
+    """Serves reflection of `services` (list them all, reflection's SERVICE_NAMES too) from
+    `catalogue` (with `own_files`), as v1 and v1alpha."""
+    servicer = ServerReflection(services, catalogue)
+    info = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
     )
+    for name in SERVICE_NAMES:
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(name, {_METHOD: info}),)
+        )

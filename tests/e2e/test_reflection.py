@@ -1,17 +1,20 @@
 """The gateway's server reflection as client developers use it: grpcurl (the real binary) and
 buf curl list and describe the public API, every symbol of it resolves, the descriptors carry
-the protos' comments, and nothing of the internal API shows."""
+the protos' comments, and nothing of the internal API shows; over `grpc.reflection.v1` (buf
+curl's) and `grpc.reflection.v1alpha` (grpcurl 1.8.6's) alike."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+from typing import Any
 
 import grpc
 import pytest
 from google.protobuf import descriptor_pb2
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2
 
+from infra.reflection import SERVICE_NAMES, v1_messages
 from tests.api.protos import PROTOS, compile_public, leading_comments, symbols, tool
 from tests.e2e.api import System
 
@@ -33,13 +36,37 @@ def grpcurl(system: System, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+V1 = v1_messages()
+
+
+@pytest.fixture(params=SERVICE_NAMES, ids=["v1", "v1alpha"])
+def version(request: pytest.FixtureRequest) -> str:
+    """The reflection service asked: grpc.reflection.v1 or v1alpha."""
+    return str(request.param)
+
+
 def reflect(
-    system: System, requests: list[reflection_pb2.ServerReflectionRequest]
-) -> list[reflection_pb2.ServerReflectionResponse]:
-    """The answers to `requests`, sent on one reflection stream."""
+    system: System,
+    requests: list[reflection_pb2.ServerReflectionRequest],
+    version: str = "grpc.reflection.v1alpha.ServerReflection",
+) -> list[Any]:
+    """The answers to `requests`, sent on one stream of reflection `version` as that
+    version's own messages (v1's are made at run time: no static type)."""
+    package = version.rpartition(".")[0]
+    if package == "grpc.reflection.v1":
+        request_type = V1[f"{package}.ServerReflectionRequest"]
+        response_type = V1[f"{package}.ServerReflectionResponse"]
+    else:
+        request_type = reflection_pb2.ServerReflectionRequest
+        response_type = reflection_pb2.ServerReflectionResponse
     with grpc.insecure_channel(system.gateway) as channel:
-        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-        return list(stub.ServerReflectionInfo(iter(requests), timeout=30))
+        info = channel.stream_stream(
+            f"/{version}/ServerReflectionInfo",
+            request_serializer=lambda message: message.SerializeToString(),
+            response_deserializer=response_type.FromString,
+        )
+        sent = (request_type.FromString(r.SerializeToString()) for r in requests)
+        return list(info(sent, timeout=30))
 
 
 def test_grpcurl_lists_the_public_services_and_no_internal_one(
@@ -49,20 +76,33 @@ def test_grpcurl_lists_the_public_services_and_no_internal_one(
     assert "shikoku.v1.GameService" in public
     listed = grpcurl(system, "list")
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.split() == sorted(
-        ["grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", *public]
-    )
+    assert listed.stdout.split() == sorted(["grpc.health.v1.Health", *SERVICE_NAMES, *public])
+
+
+def test_both_versions_list_the_same_services(system: System) -> None:
+    listing = reflection_pb2.ServerReflectionRequest(list_services="")
+    listed = []
+    for version in SERVICE_NAMES:
+        (answer,) = reflect(system, [listing], version)
+        assert (
+            type(answer).DESCRIPTOR.full_name
+            == f"{version.rpartition('.')[0]}.ServerReflectionResponse"
+        )
+        listed.append(sorted(service.name for service in answer.list_services_response.service))
+    assert listed[0] == listed[1]
+    assert "shikoku.v1.LobbyService" in listed[0]
+    assert set(SERVICE_NAMES) <= set(listed[0])
 
 
 def test_every_public_symbol_resolves_to_its_file(
-    system: System, protos: list[descriptor_pb2.FileDescriptorProto]
+    system: System, protos: list[descriptor_pb2.FileDescriptorProto], version: str
 ) -> None:
     wanted = {name: file.name for file in protos for name in symbols(file)}
     kinds = {kind for file in protos for kind in symbols(file).values()}
     assert len(kinds) == 7  # services, methods, messages, fields, oneofs, enums, enum values
     names = sorted(wanted)
     requests = [reflection_pb2.ServerReflectionRequest(file_containing_symbol=n) for n in names]
-    answers = reflect(system, requests)
+    answers = reflect(system, requests, version)
     unresolved = [
         name
         for name, answer in zip(names, answers, strict=True)
@@ -77,7 +117,7 @@ def test_every_public_symbol_resolves_to_its_file(
 
 
 def test_the_served_descriptors_are_the_protos_with_their_comments(
-    system: System, protos: list[descriptor_pb2.FileDescriptorProto]
+    system: System, protos: list[descriptor_pb2.FileDescriptorProto], version: str
 ) -> None:
     requests = [reflection_pb2.ServerReflectionRequest(file_by_filename=f.name) for f in protos]
     imports = {f.name: set(f.dependency) for f in protos}
@@ -87,7 +127,7 @@ def test_the_served_descriptors_are_the_protos_with_their_comments(
         direct = imports.get(name, set())
         return direct.union(*(imported_by(d) for d in direct))
 
-    for file, answer in zip(protos, reflect(system, requests), strict=True):
+    for file, answer in zip(protos, reflect(system, requests, version), strict=True):
         served = answer.file_descriptor_response.file_descriptor_proto
         assert served, f"{file.name}: {answer.error_response.error_message}"
         got = descriptor_pb2.FileDescriptorProto.FromString(served[0])
@@ -141,13 +181,13 @@ def test_grpcurl_finds_nothing_of_the_internal_api(system: System, symbol: str) 
     assert f"Symbol not found: {symbol}" in described.stderr
 
 
-def test_the_internal_files_are_not_served(system: System) -> None:
+def test_the_internal_files_are_not_served(system: System, version: str) -> None:
     internal = sorted(
         p.relative_to(PROTOS).as_posix() for p in PROTOS.glob("shikoku/internal/**/*.proto")
     )
     assert internal
     requests = [reflection_pb2.ServerReflectionRequest(file_by_filename=name) for name in internal]
-    for name, answer in zip(internal, reflect(system, requests), strict=True):
+    for name, answer in zip(internal, reflect(system, requests, version), strict=True):
         assert answer.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0], name
 
 
