@@ -17,6 +17,8 @@ from shikoku_sdk import (
     seat_table,
 )
 
+pytestmark = pytest.mark.e2e
+
 
 def test_a_refusal_is_raised_as_its_family_with_its_reason(system: System) -> None:
     with Client(system.gateway, api_key=system.api_key) as client:
