@@ -5,6 +5,7 @@ after a broken connection. Its bookkeeping is `shikoku_sdk.watch.Resumption`'s, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
@@ -60,10 +61,11 @@ class Watch(Resumption):
             self._call.cancel()
 
     async def close(self) -> None:
-        """Ends the watch."""
+        """Ends the watch (from any task: an iteration in progress stops)."""
         self._closed = True
         self.disconnect()
-        await self._updates.aclose()
+        with contextlib.suppress(RuntimeError):  # "already running": it stops by itself
+            await self._updates.aclose()
 
     async def _next_response(self, responses: Any) -> Any:
         """The stream's next answer; TimeoutError after `silence_limit` seconds without one."""

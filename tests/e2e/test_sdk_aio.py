@@ -137,6 +137,26 @@ async def test_a_dropped_watch_resumes_and_close_ends_it(system: System) -> None
             await anext(watch)
 
 
+async def test_closing_a_watch_from_another_task_ends_its_iteration(system: System) -> None:
+    async with client_of(system) as client:
+        table = await aio.seat_table(client, 2)
+        watch = client.watch(table.game_id, heartbeat_seconds=1, until_end=False)
+        seen: list[aio.Update] = []
+
+        async def follow() -> None:
+            async for update in watch:
+                seen.append(update)
+
+        following = asyncio.create_task(follow())
+        version = (await client.state(table.game_id)).version
+        async with asyncio.timeout(10):
+            while len(seen) < version:  # caught up; now waiting on a live stream
+                await asyncio.sleep(0.05)
+        await watch.close()
+        await asyncio.wait_for(following, 5)  # ended, not cancelled
+        assert [u.event.version for u in seen] == list(range(1, version + 1))
+
+
 async def _first(watch: aio.Watch, count: int) -> AsyncIterator[aio.Update]:
     """The watch's next `count` updates."""
     for _ in range(count):
