@@ -1,12 +1,12 @@
 """`shikoku_sdk.aio` against the real system, with the scenarios of the sync client's tests
 (tests/e2e/test_sdk.py): whole games played by its players (the same games as the sync
 players', seed for seed), a watch that resumes after dropped connections, errors, safe
-retries, paging, tournaments; and that every method of `Client` is there, awaited."""
+retries, paging, tournaments (tests/sdk/test_shared_logic.py checks that every method of
+`Client` is there, awaited)."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import random
 import time
 import uuid
@@ -29,24 +29,6 @@ pytestmark = pytest.mark.e2e
 
 def client_of(system: System, *interceptors: Any) -> aio.Client:
     return aio.Client(system.gateway, api_key=system.api_key, interceptors=interceptors)
-
-
-def test_every_method_of_the_sync_client_is_there_with_its_arguments() -> None:
-    sync = {
-        name: member
-        for name, member in vars(shikoku_sdk.Client).items()
-        if inspect.isfunction(member) and not name.startswith("_")
-    }
-    assert {"create_table", "list_tables", "act", "watch", "watch_tournament"} <= set(sync)
-    for name, member in sync.items():
-        twin = getattr(aio.Client, name)
-        assert inspect.signature(twin).parameters.keys() == (
-            inspect.signature(member).parameters.keys()
-        ), name
-        if inspect.isgeneratorfunction(member):
-            assert inspect.isasyncgenfunction(twin), name
-        elif name not in ("with_credential", "metadata", "watch"):  # no I/O: not awaited
-            assert inspect.iscoroutinefunction(twin), name
 
 
 @pytest.mark.parametrize("players", [3, 4, 6])
