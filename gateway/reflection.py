@@ -5,8 +5,9 @@ comments, and nothing of the internal one.
 ErrorInfo, BadRequest and RetryInfo that errors carry), with source info and their imports into
 shikoku/server/descriptors.binpb (the server's package of generated code, beside the Connect
 stubs; shikoku/v1 belongs to the SDK's wheel). The gateway serves those descriptors
-(infra/reflection.py), so `grpcurl describe` finds every symbol, methods too, and prints the
-protos' documentation, and grpcurl decodes the details of an error."""
+(infra/reflection.py, as grpc.reflection.v1 and v1alpha alike), so `grpcurl describe` finds
+every symbol, methods too, and prints the protos' documentation, and grpcurl decodes the
+details of an error."""
 
 from __future__ import annotations
 
