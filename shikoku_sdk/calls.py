@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from google.protobuf.message import Message
+
 from shikoku.v1 import game_pb2, lobby_pb2, routes_pb2, title_pb2
 from shikoku_sdk.commands import Choices, command_with
 from shikoku_sdk.errors import ShikokuError
@@ -25,7 +27,7 @@ class Call(Generic[Response]):
 
     service: str
     method: str
-    request: object
+    request: Message
     retry: bool = False
 
 
