@@ -53,7 +53,7 @@ async def ping(request: empty_pb2.Empty, context: Any) -> empty_pb2.Empty:
     return request
 
 
-def handler() -> grpc.GenericRpcHandler[Any, Any]:
+def handler() -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(
         "bench.Echo",
         {

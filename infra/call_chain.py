@@ -68,7 +68,7 @@ class _Observed:
             observer.ended(self._call)
 
 
-class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class Admission(grpc.aio.ServerInterceptor):
     """A check a call must pass before its handler runs: `admit` runs in the call's own task,
     where the request and the peer are known, and refuses by raising Rejected. Methods under
     `free_prefixes` (health checks and reflection, unless a subclass says otherwise) are
@@ -83,13 +83,13 @@ class Admission(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
     async def intercept_service(
         self, continuation: Continuation, details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[Any, Any]:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         if self._alone is None:
             self._alone = CallChain(admissions=[self])
         return await self._alone.intercept_service(continuation, details)
 
 
-class CallChain(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class CallChain(grpc.aio.ServerInterceptor):
     """The observers see every call, first and last; then the request is decoded (methods that
     take one message; gRPC would end an undecodable one as UNKNOWN before any interceptor ran,
     so the chain takes the bytes and decodes them itself); then each admission that does not
@@ -105,7 +105,7 @@ class CallChain(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
     async def intercept_service(
         self, continuation: Continuation, details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[Any, Any]:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is None:
             return handler

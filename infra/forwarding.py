@@ -83,13 +83,13 @@ async def forward_stream(
 
 async def relay_error(error: grpc.aio.AioRpcError, context: Context) -> None:
     try:
-        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+        status = rpc_status.from_call(error)
     except ValueError:
         # Details whose code is not the call's (trailers cut on the way, a foreign upstream):
         # the call's own code and message are still the truth; an UNKNOWN would not be.
         status = None
     if status is not None:
-        await context.abort_with_status(  # type: ignore[attr-defined]  # grpc-stubs lags grpc.aio
+        await context.abort_with_status(
             rpc_status.to_status(status)
         )
     await context.abort(error.code(), error.details() or "")
@@ -195,4 +195,4 @@ def add_service(
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(service.full_name, handlers),)
     )
-    server.add_registered_method_handlers(service.full_name, handlers)  # type: ignore[attr-defined]
+    server.add_registered_method_handlers(service.full_name, handlers)

@@ -43,7 +43,7 @@ def to_status(rejection: Rejected) -> grpc.Status:
         details.append(_packed(retry))
     code = _CODES[rejection.kind]
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=details)
-    return rpc_status.to_status(status)
+    return cast(grpc.Status, rpc_status.to_status(status))
 
 
 def _packed(message: Message) -> any_pb2.Any:
@@ -54,9 +54,7 @@ def _packed(message: Message) -> any_pb2.Any:
 
 async def abort(context: Context, rejection: Rejected) -> None:
     """Ends the call with the rejection's status (raises, as context.abort does)."""
-    await context.abort_with_status(  # type: ignore[attr-defined]  # grpc-stubs lags grpc.aio
-        to_status(rejection)
-    )
+    await context.abort_with_status(to_status(rejection))
 
 
 def from_rpc_error(error: grpc.aio.AioRpcError | grpc.RpcError) -> Rejected | None:

@@ -74,7 +74,7 @@ def as_rejected(error: BaseException) -> Rejected | None:
 
 Behaviour: TypeAlias = Callable[[Any, Any], Any]
 Continuation: TypeAlias = (
-    "Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]]"
+    "Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]]"
 )
 
 
@@ -109,7 +109,7 @@ async def end_call(error: Exception, context: Context) -> None:
     rejection = as_rejected(error)
     if rejection is None:
         raise error
-    await context.abort_with_status(to_status(rejection))  # type: ignore[attr-defined]
+    await context.abort_with_status(to_status(rejection))
 
 
 async def streamed(behaviour: Behaviour, request: Any, context: Context) -> AsyncIterator[Any]:

@@ -54,7 +54,7 @@ async def say(request: wrappers_pb2.StringValue, context: Any) -> wrappers_pb2.S
     return request
 
 
-def echo_handler() -> grpc.GenericRpcHandler[Any, Any]:
+def echo_handler() -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(
         "test.Echo",
         {
@@ -89,7 +89,7 @@ async def chain() -> AsyncIterator[tuple[grpc.aio.Channel, Recorded, list[tuple[
 
 
 async def call(channel: grpc.aio.Channel, payload: bytes) -> str:
-    say_raw = channel.unary_unary(ECHO, None, None)
+    say_raw: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(ECHO, None, None)
     try:
         await say_raw(payload)
     except grpc.aio.AioRpcError as error:
@@ -143,7 +143,7 @@ class Details:
 
 async def test_a_method_is_wrapped_once() -> None:
     chain = CallChain()
-    handler = grpc.unary_unary_rpc_method_handler(say)
+    handler: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(say)
     details = Details()
 
     async def continuation(_: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any]:
@@ -157,13 +157,13 @@ async def test_a_method_is_wrapped_once() -> None:
 
 async def test_a_chain_inside_another_is_refused() -> None:
     outer, inner = CallChain(), CallChain()
-    handler = grpc.unary_unary_rpc_method_handler(say)
+    handler: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(say)
     details = Details()
 
     async def raw(_: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any]:
         return handler
 
-    async def through_inner(d: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any]:
+    async def through_inner(d: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
         return await inner.intercept_service(raw, d)
 
     with pytest.raises(TypeError, match="one CallChain"):

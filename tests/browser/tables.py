@@ -87,7 +87,7 @@ class Game:
         for event in stream:
             events.append((event.version, event.type))
             if event.version == last:
-                stream.cancel()  # type: ignore[no-untyped-call]  # untyped in grpc-stubs
+                stream.cancel()
                 break
         return events
 

@@ -44,7 +44,7 @@ def command_starts(table: Table, last: int) -> list[int]:
         if event.HasField("command"):
             starts.append(event.version)
         if event.version == last:
-            stream.cancel()  # type: ignore[no-untyped-call]  # untyped in grpc-stubs
+            stream.cancel()
             break
     return starts
 

@@ -114,7 +114,7 @@ def next_event(table: Table, version: int) -> tuple[str, dict[str, Any]]:
     request = game_pb2.StreamEventsRequest(game_id=table.game_id, from_version=version)
     stream = table.games.StreamEvents(request, metadata=table.reader(), timeout=30)
     event = next(iter(stream))
-    stream.cancel()  # type: ignore[no-untyped-call]  # untyped in grpc-stubs
+    stream.cancel()
     assert event.version == version
     return event.type, json_format.MessageToDict(event.payload)
 

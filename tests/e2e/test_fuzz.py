@@ -115,7 +115,7 @@ def call(system: System, method: MethodDescriptor, payload: bytes, token: str) -
                 )
                 for _ in stream:
                     break
-                stream.cancel()  # type: ignore[no-untyped-call]
+                stream.cancel()
             else:
                 channel.unary_unary(path, _raw, _raw)(payload, metadata=metadata, timeout=5)
         except grpc.RpcError as error:
@@ -225,7 +225,7 @@ def refusal_problem(
             stream = channel.unary_stream(path, _raw, _raw)(payload, metadata=metadata, timeout=5)
             for _ in stream:
                 break
-            stream.cancel()  # type: ignore[no-untyped-call]
+            stream.cancel()
         else:
             channel.unary_unary(path, _raw, _raw)(payload, metadata=metadata, timeout=10)
     except grpc.RpcError as error:

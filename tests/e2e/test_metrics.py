@@ -102,7 +102,7 @@ def test_open_watches_are_counted_while_they_last(system: System, client: Client
     assert total(watching, "shikoku_watched_games") >= 1
     assert total(watching, "shikoku_game_streams_open") >= 1
     assert total(watching, "shikoku_rpc_streams_open", service=GAME, method="WatchGame") >= 1
-    call.cancel()  # type: ignore[no-untyped-call]
+    call.cancel()
     reader.join(10)
     deadline = time.monotonic() + 10
     while total(metrics_of(system, "gateway"), "shikoku_rpc_streams_open", method="WatchGame"):

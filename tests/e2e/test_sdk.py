@@ -115,7 +115,7 @@ class FakeError(grpc.RpcError):
         return self._trailing
 
 
-class FirstCallFails(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
+class FirstCallFails(grpc.UnaryUnaryClientInterceptor):
     """Fails the first call of `method` with `error`: after sending it (its answer is lost)
     when `deliver`, else without sending it. Records the ids (`id_field`) sent."""
 
@@ -165,7 +165,7 @@ def test_a_retried_command_is_applied_once(system: System) -> None:
         assert client.state(game_id).version == answer.version
 
 
-class CountsCalls(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
+class CountsCalls(grpc.UnaryUnaryClientInterceptor):
     """Counts the calls made, by method name."""
 
     def __init__(self) -> None:

@@ -59,7 +59,7 @@ def test_the_slice(client: Client) -> None:
             received.append(event)
             if event.type == "BidPlaced":
                 got_all.set()
-                stream.cancel()  # type: ignore[no-untyped-call]
+                stream.cancel()
                 return
 
     watcher = threading.Thread(target=watch, daemon=True)

@@ -46,7 +46,7 @@ def watch_until(
             if count == hang_up_after or (
                 done.is_set() and received[-1].event.version == client.stream_length(game_id)
             ):
-                call.cancel()  # type: ignore[no-untyped-call]
+                call.cancel()
                 break
 
 
@@ -94,7 +94,7 @@ def test_a_quiet_game_sends_heartbeats(client: Client) -> None:
     for response in call:
         responses.append(response)
         if response.HasField("heartbeat"):
-            call.cancel()  # type: ignore[no-untyped-call]
+            call.cancel()
             break
     assert [r.event.version for r in responses[:-1]] == list(range(1, latest + 1))
     assert responses[-1].heartbeat.version == latest

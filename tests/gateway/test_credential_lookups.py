@@ -42,6 +42,7 @@ class Gateway:
         metadata = [("x-api-key", api_key)]
         if token:
             metadata.append(("authorization", f"Bearer {token}"))
+        say: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
         say = self.channel.unary_unary(GET_TITLE, None, None)
         try:
             await say(b"", metadata=metadata)

@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import pytest
@@ -52,6 +53,7 @@ class Setup:
 
     async def set_ready(self, token: str) -> str:
         """SetReady as the gateway admits it: "OK", or the refusal's reason."""
+        call: grpc.aio.UnaryUnaryMultiCallable[lobby_pb2.SetReadyRequest, bytes]
         call = self.gateway.unary_unary(
             SET_READY, lobby_pb2.SetReadyRequest.SerializeToString, None
         )
@@ -102,7 +104,7 @@ async def authorized(
         redis=redis_client,
     )
     server = grpc.aio.server(interceptors=[CallChain(admissions=[authorization])])
-    handler = grpc.unary_unary_rpc_method_handler(
+    handler: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(
         _admitted, request_deserializer=lobby_pb2.SetReadyRequest.FromString
     )
     server.add_generic_rpc_handlers(

@@ -196,7 +196,9 @@ def details(error: grpc.aio.AioRpcError) -> tuple[error_details_pb2.ErrorInfo, f
 async def test_a_call_over_the_limit_ends_with_resource_exhausted(
     channel: grpc.aio.Channel,
 ) -> None:
-    say = channel.unary_unary("/test.Echo/Say", None, None)
+    say: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+        "/test.Echo/Say", None, None
+    )
     for _ in range(3):
         assert await say(b"hi", metadata=auth("alice")) == b"hi"
     with pytest.raises(grpc.aio.AioRpcError) as raised:
@@ -212,7 +214,9 @@ async def test_a_call_over_the_limit_ends_with_resource_exhausted(
 async def test_unproven_credentials_share_one_bucket(channel: grpc.aio.Channel) -> None:
     """Tokens the lobby has not vouched for are charged, before anyone looks them up, to one
     bucket (here, with no API key, the address's): a new token each call gains nothing."""
-    say = channel.unary_unary("/test.Echo/Say", None, None)
+    say: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+        "/test.Echo/Say", None, None
+    )
     for call in range(3):
         assert await say(b"hi", metadata=auth(f"invented-{call}")) == b"hi"
     with pytest.raises(grpc.aio.AioRpcError) as raised:
@@ -224,7 +228,9 @@ async def test_unproven_credentials_share_one_bucket(channel: grpc.aio.Channel) 
 
 
 async def test_a_stream_costs_one_token_at_its_start(channel: grpc.aio.Channel) -> None:
-    repeat = channel.unary_stream("/test.Echo/Repeat", None, None)
+    repeat: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
+        "/test.Echo/Repeat", None, None
+    )
     for _ in range(3):
         assert [item async for item in repeat(b"hi")] == [b"hi"] * 3
     with pytest.raises(grpc.aio.AioRpcError) as raised:

@@ -215,7 +215,7 @@ def read_chat(lobby: lobby_pb2_grpc.LobbyServiceStub, table_id: str) -> list[Sai
         if error.code() != grpc.StatusCode.NOT_FOUND:
             raise
     finally:
-        stream.cancel()  # type: ignore[no-untyped-call]
+        stream.cancel()
     return [
         Said(m.seat, m.text, m.posted_at_ms, m.game_version)
         for _number, m in sorted(latest.items())
@@ -245,7 +245,7 @@ def read_log(
         if progress is not None:
             progress(message.version, version)
         if message.version >= version:
-            stream.cancel()  # type: ignore[no-untyped-call]
+            stream.cancel()
             break
     return stored
 

@@ -138,7 +138,7 @@ async def _deadline_exceeded(context: Context, best: public_pb2.RouteSolution) -
         message="the deadline came before the optimum was proven; the best found is attached",
         details=details,
     )
-    await context.abort_with_status(rpc_status.to_status(status))  # type: ignore[attr-defined]
+    await context.abort_with_status(rpc_status.to_status(status))
 
 
 @dataclass(frozen=True, slots=True)
