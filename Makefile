@@ -6,10 +6,14 @@ INSTALLED := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GENERATED := shikoku/v1/.generated
 DESCRIPTORS := shikoku/server/descriptors.binpb
+# The TypeScript package's npm dependencies, and the board page's bundle of it (below).
+TS := clients/typescript
+TS_MODULES := $(TS)/node_modules/.installed
+BUNDLE := gateway/web/static/shikoku-client.js
 
-.PHONY: setup proto run run-cluster test lint fast unit bench soak clean browser
+.PHONY: setup proto run run-cluster test lint fast unit bench soak clean browser node bundle
 
-setup: $(INSTALLED) $(GENERATED) $(DESCRIPTORS)
+setup: $(INSTALLED) $(GENERATED) $(DESCRIPTORS) $(TS_MODULES) $(BUNDLE)
 
 # Pinned dependencies (requirements.lock), then the client SDK (sdk/pyproject.toml), the
 # server that stands on it and the development launchers that stand on the server
@@ -67,6 +71,51 @@ sdk: $(GENERATED)
 engine: $(INSTALLED)
 	$(BIN)/python packaging/engine/build_engine_wheel.py --out dist
 
+# The TypeScript package @shikoku/client (clients/typescript): code that protoc-gen-es makes from
+# the public protos with buf.gen.yaml (the venv's buf, no remote module: google/rpc's two files
+# copied from the googleapis-common-protos wheel), compiled by tsc, and
+# `make sdk-ts` packs dist/shikoku-client-<version>.tgz. Its npm dependencies as
+# package-lock.json pins them, installed again only when it changes (from npm's cache when it
+# has them: offline after the first time).
+TS_GEN := $(TS)/src/gen/.generated
+TS_BUILT := build/typescript.built
+TS_SOURCES = $(filter-out $(TS)/src/gen/%,$(shell find $(TS)/src -name '*.ts'))
+GOOGLEAPIS := build/googleapis
+$(TS_MODULES): $(TS)/package-lock.json | node
+	cd $(TS) && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(TS_GEN): buf.gen.yaml $(filter protos/shikoku/v1/%,$(PROTOS)) $(TS_MODULES) | $(INSTALLED)
+	mkdir -p $(GOOGLEAPIS)/google/rpc
+	cp $(COMMON_PROTOS)/google/rpc/status.proto $(COMMON_PROTOS)/google/rpc/error_details.proto \
+		$(GOOGLEAPIS)/google/rpc/
+	$(BIN)/buf generate
+	touch $@
+
+$(TS_BUILT): $(TS_GEN) $(TS_SOURCES) $(TS)/tsconfig.json $(TS)/package.json
+	rm -rf $(TS)/dist
+	cd $(TS) && node_modules/.bin/tsc -p tsconfig.json
+	mkdir -p build && touch $@
+
+.PHONY: sdk-ts
+sdk-ts: $(TS_BUILT)
+	mkdir -p dist
+	cd $(TS) && npm pack --pack-destination $(CURDIR)/dist --loglevel=error
+
+# The board page's copy of the package (gateway/web/static/shikoku-client.js, committed: the page
+# has no build step of its own), one ES module made by esbuild with the package's dependencies;
+# tests/typescript/test_bundle.py holds it to what its sources make.
+bundle: $(BUNDLE)
+$(BUNDLE): $(TS_GEN) $(TS_SOURCES) $(TS_MODULES) $(TS)/bundle.mjs
+	node $(TS)/bundle.mjs $@
+
+# Node and npm from Debian, installed when missing (as Chromium, below).
+node:
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; }
+
 # The public API as released: a buf image of shikoku.v1 (descriptors without comments, as JSON)
 # that `buf breaking` in `make lint` holds the protos to (buf.yaml; tests/api/test_breaking.py).
 # A release decision: run it to release, never to silence a break.
@@ -111,7 +160,7 @@ unit: setup
 # Three workers, each taking whole files (their module fixtures start one system a file): most
 # of the suite waits on processes and sockets, so three share two CPUs well.
 TEST_WORKERS ?= 3
-test: lint browser image-tools
+test: lint browser image-tools sdk-ts
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Debian's Chromium for tests/browser/ (the tests fail, never skip, without it). Installed only
