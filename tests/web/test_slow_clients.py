@@ -365,11 +365,11 @@ def test_work_in_flight_not_sockets_is_answered_503(capped: str, web_api: System
 def test_fresh_clients_are_answered_at_once_while_slow_clients_hold_thousands(
     roomy: str, web_api: System
 ) -> None:
-    """Thousands of idle, half-sent and idle keep-alive connections from many addresses (each
-    under the per-address cap): a fresh client's GET /healthz and Connect call are answered
-    within a second, every time."""
+    """Thousands of idle, half-sent, idle keep-alive and HTTP/2 preface-only connections from
+    many addresses (each under the per-address cap): a fresh client's GET /healthz and Connect
+    call are answered within a second, every time."""
     count = slow_clients_count(2_000)
-    kinds = ("idle", "half", "keepalive")
+    kinds = ("idle", "half", "keepalive", "preface")
     with SlowClients(roomy, count, kinds, first_source="127.1.0.1", per_source=50) as slow:
         slow.wait(count, timeout=max(30.0, count / 100))
         wait_accepted(roomy, count, timeout=max(30.0, count / 100))
