@@ -166,7 +166,7 @@ async def _reflect(address: str, service: str, request: Any) -> Any:
         request_type = reflection_pb2.ServerReflectionRequest
         response_type = reflection_pb2.ServerReflectionResponse
     async with grpc.aio.insecure_channel(address) as channel:
-        info = channel.stream_stream(
+        info: grpc.aio.StreamStreamMultiCallable[Any, Any] = channel.stream_stream(
             f"/{service}/ServerReflectionInfo",
             request_serializer=lambda message: message.SerializeToString(),
             response_deserializer=response_type.FromString,

@@ -60,7 +60,7 @@ def reflect(
         request_type = reflection_pb2.ServerReflectionRequest
         response_type = reflection_pb2.ServerReflectionResponse
     with grpc.insecure_channel(system.gateway) as channel:
-        info = channel.stream_stream(
+        info: grpc.StreamStreamMultiCallable[Any, Any] = channel.stream_stream(
             f"/{version}/ServerReflectionInfo",
             request_serializer=lambda message: message.SerializeToString(),
             response_deserializer=response_type.FromString,
