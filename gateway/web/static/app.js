@@ -2,10 +2,10 @@
 // board (board.js), played as the seat whose token the address gives (&seat=N&token=…, then
 // kept in this browser and taken out of the address) or this browser holds (credentials.js),
 // else watched as a spectator. The API key comes from ?api_key= or this browser's store. Each
-// module has one job: api (Connect calls), lobby (tables and seats), board (the open game),
-// credentials (what this browser keeps), alerts (the error line).
+// module has one job: client (API calls, through @shikoku/client), lobby (tables and seats),
+// board (the open game), credentials (what this browser keeps), alerts (the error line).
 import { clearError, showError } from "./alerts.js";
-import { Api } from "./api.js";
+import { Api } from "./client.js";
 import { OpenGame } from "./board.js";
 import * as credentials from "./credentials.js";
 import { Lobby } from "./lobby.js";

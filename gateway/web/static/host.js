@@ -3,7 +3,7 @@
 // fed by one stream, LobbyService.WatchTournament (host_watch.js): the rounds, the current
 // round's tables live (host_tables.js), the standings (host_panels.js); and it sends the host's
 // commands: StartRound, ReplaceSeat, EndGame, ForfeitSeat. All through the public API.
-import { Api } from "./api.js";
+import { Api } from "./client.js";
 import { renderNotifications, renderRounds, renderStandings } from "./host_panels.js";
 import { TableBoard } from "./host_tables.js";
 import { TournamentWatch } from "./host_watch.js";

@@ -4,7 +4,7 @@
 // from, is its subclass's: `connecting()` names the attempt, `open(signal)` opens the stream,
 // `take(item, first)` handles an item (true ends the watch), `announces(item)` says whether an
 // item shows the watch as live.
-import { ApiError } from "./api.js";
+import { ApiError } from "./client.js";
 
 export const HEARTBEAT_SECONDS = 10;
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
