@@ -23,9 +23,10 @@ else:
 
     def replace(value: _Value, /, **changes: Any) -> _Value:
         """`dataclasses.replace` for the frozen state values, at a fraction of its cost (evolve
-        makes a few per event): every field is copied or changed through its slot (or, for the
-        game state, its many fields in one copy of the instance's dict), with no __init__ to
-        run; they have none but the generated one (`test_state_replace` holds them to that)."""
+        makes a few per event): every slot copied and the changed ones set again (or, for the
+        game state and the operating round, the instance's dict merged with the changes), with
+        no __init__ to run; they have none but the generated one (`test_state_replace` holds
+        them to that)."""
         replacer = _REPLACERS.get(type(value))
         if replacer is None:
             replacer = _REPLACERS[type(value)] = _replacer(type(value))
@@ -33,8 +34,8 @@ else:
 
     def _replacer(kind: type) -> Any:
         """A function (value, changes) -> the copy of `value` with `changes`, written out for
-        the fields of `kind`: one slot set per field, each the change or the value's own (or
-        the value's dict and the changes, for a class without slots). The same for every
+        the fields of `kind`: one slot set per field, then one per change (or the value's dict
+        merged with the changes, for a class without slots). The same for every
         caller and never changed once made: a cache of code, not of state."""
         names = tuple(f.name for f in dataclasses.fields(kind))
         scope: dict[str, Any] = {
@@ -43,24 +44,34 @@ else:
             "_names": frozenset(names),
             "_unknown": _unknown_field,
         }
-        lines = [
-            "def replace(value, changes):",
-            "    if changes and not _names.issuperset(changes):",
-            "        _unknown(_kind, changes)",
-            "    new = _new(_kind)",
-        ]
-        if "__slots__" not in kind.__dict__:
-            # Fields in the instance's dict: the value's dict copied, then the changes.
-            lines += [
-                "    fields = new.__dict__",
-                "    fields.update(value.__dict__)",
-                "    fields.update(changes)",
-            ]
-        for name in names if "__slots__" in kind.__dict__ else ():
-            scope[f"_set_{name}"] = kind.__dict__[name].__set__  # the slot's own setter
-            lines.append(
-                f"    _set_{name}(new, changes[{name!r}] if {name!r} in changes else value.{name})"
+        slotted = "__slots__" in kind.__dict__
+        lines = ["def replace(value, changes):"]
+        if not slotted:
+            # Fields in the instance's dict: the value's dict merged with the changes, set as
+            # the new one's dict through the class's own descriptor (frozen: no __setattr__).
+            scope["_set_dict"] = next(
+                k.__dict__["__dict__"].__set__ for k in kind.__mro__ if "__dict__" in k.__dict__
             )
+            lines += [
+                "    if changes and not _names.issuperset(changes):",
+                "        _unknown(_kind, changes)",
+                "    new = _new(_kind)",
+                "    _set_dict(new, value.__dict__ | changes)",
+            ]
+        else:
+            # Every slot copied, then the changed ones set again (no test per field).
+            scope["_setters"] = {name: kind.__dict__[name].__set__ for name in names}
+            lines.append("    new = _new(_kind)")
+            for name in names:
+                scope[f"_set_{name}"] = kind.__dict__[name].__set__  # the slot's own setter
+                lines.append(f"    _set_{name}(new, value.{name})")
+            lines += [
+                "    try:",
+                "        for name, change in changes.items():",
+                "            _setters[name](new, change)",
+                "    except KeyError:",
+                "        _unknown(_kind, changes)",
+            ]
         lines.append("    return new")
         exec("\n".join(lines), scope)  # generated from the dataclass fields only
         return scope["replace"]
@@ -184,7 +195,9 @@ class Step(StrEnum):
     PRIVATES = "privates"
 
 
-@dataclass(frozen=True, slots=True)
+#: Without slots, as the game state: evolve replaces it at most events of an operating round,
+#: and its dozen fields are copied as one dict.
+@dataclass(frozen=True)
 class OperatingRound:
     """Rulebook 8: round `number` of a set of `of`. `current` is the corporation operating,
     at `step`; `discarding` lists corporations that must first discard trains over the limit
