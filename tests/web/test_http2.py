@@ -18,6 +18,7 @@ import pytest
 
 from shikoku.v1 import lobby_pb2
 from tests.e2e.api import Client, System, started_table
+from tests.web.conftest import STREAMS_PER_CALLER
 from tests.web.h2wire import H2Client
 from tests.web.test_slow_clients import (
     SLACK_SECONDS,
@@ -194,6 +195,59 @@ def _whole_frames(body: bytes) -> list[tuple[int, bytes]]:
             break
         at += 5 + length
     return frames(body[:at])
+
+
+def _first_message(client: H2Client, stream: int) -> tuple[int, dict[str, object]]:
+    """The first enveloped message of a Connect JSON stream: (flags, document)."""
+    deadline = time.monotonic() + 10
+    while True:
+        answer = client.answers.get(stream)
+        whole = _whole_frames(answer.body) if answer else []
+        if whole:
+            flags, payload = whole[0]
+            return flags, json.loads(payload)
+        assert time.monotonic() < deadline and not client.closed, "no first message"
+        client.read()
+
+
+def test_a_reset_http2_stream_releases_its_stream_upstream(
+    web_api: System, grpc_client: Client
+) -> None:
+    """As a browser that goes away over HTTP/1.1 (tests/web/test_streams.py): the gateway lets
+    a caller hold only a few streams, so a stream reset by the client whose gateway stream
+    were kept would soon have the caller refused; here the streams are reset one after
+    another on one connection, which stays open."""
+    game_id, tokens, _ = started_table(grpc_client)
+    headers = {
+        **api_headers(web_api.api_key, token=tokens[0]),
+        "content-type": "application/connect+json",
+    }
+    request = envelope(json.dumps({"gameId": game_id}).encode())
+    path = "/shikoku.v1.GameService/StreamEvents"
+    client = H2Client(web_api.web)
+    try:
+        for _ in range(3 * STREAMS_PER_CALLER):
+            stream = client.request(path, headers, request)
+            flags, document = _first_message(client, stream)
+            assert not flags & END_STREAM, document
+            client.conn.reset_stream(stream)
+            client.flush()
+        held: list[int] = []
+        deadline = time.monotonic() + 10
+        while len(held) < STREAMS_PER_CALLER:
+            stream = client.request(path, headers, request)
+            flags, document = _first_message(client, stream)
+            if not flags & END_STREAM:
+                held.append(stream)
+                continue
+            assert time.monotonic() < deadline, f"streams not released upstream: {document}"
+            time.sleep(0.2)
+        # The quota is real: one more stream than it allows is refused.
+        flags, document = _first_message(client, client.request(path, headers, request))
+        assert flags & END_STREAM
+        assert "TOO_MANY_STREAMS" in json.dumps(document)
+    finally:
+        client.close()
 
 
 # The slow-client guard on HTTP/2.
