@@ -210,6 +210,7 @@ ReasonCode = Literal[
     "HEADER_TOO_LONG",
     "BAD_HEADER",
     "REQUEST_TOO_LARGE",
+    "ADDRESS_BUSY",
 ]
 
 #: The codes of `ReasonCode`, to check a reason made at run time (`kernel.rejection.reason_code`).

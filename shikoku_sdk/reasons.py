@@ -216,6 +216,7 @@ class Reason(StrEnum):
     HEADER_TOO_LONG = "HEADER_TOO_LONG"
     BAD_HEADER = "BAD_HEADER"
     REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
+    ADDRESS_BUSY = "ADDRESS_BUSY"
 
 
 class Family(StrEnum):
@@ -434,4 +435,5 @@ FAMILY: dict[Reason, Family] = {
     Reason.HEADER_TOO_LONG: Family.REQUEST,
     Reason.BAD_HEADER: Family.REQUEST,
     Reason.REQUEST_TOO_LARGE: Family.SERVICE,
+    Reason.ADDRESS_BUSY: Family.SERVICE,
 }

@@ -50,10 +50,14 @@ async def healthz(request: Request) -> Response:
 
 
 def web_application(
-    channel: grpc.aio.Channel, origins: tuple[str, ...], max_in_flight: int = 0
+    channel: grpc.aio.Channel,
+    origins: tuple[str, ...],
+    max_in_flight: int = 0,
+    max_in_flight_per_address: int = 0,
 ) -> ASGIApp:
-    """`max_in_flight`: requests served at once, beyond which one is answered 503 SERVER_BUSY
-    (gateway.web.connections; 0: no cap), inside CORS so that a page can read why."""
+    """`max_in_flight`: requests served at once, beyond which one is answered 503 SERVER_BUSY;
+    `max_in_flight_per_address`: those of one client address, beyond which one is answered 429
+    ADDRESS_BUSY (gateway.web.connections; 0: no cap); inside CORS so that a page can read why."""
     api: list[BaseRoute] = [
         Mount(app.path, app=HeaderText(BodyLimit(app))) for app in connect_applications(channel)
     ]
@@ -62,4 +66,5 @@ def web_application(
         *api,
         Mount("/", app=static_files()),
     ]
-    return with_cors(InFlightLimit(Starlette(routes=routes), max_in_flight), origins)
+    limited = InFlightLimit(Starlette(routes=routes), max_in_flight, max_in_flight_per_address)
+    return with_cors(limited, origins)

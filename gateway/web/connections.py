@@ -16,6 +16,10 @@ for as long as they cared to stay. Here instead:
 - one HTTP/2 connection carries at most `streams` requests at once (its MAX_CONCURRENT_STREAMS);
 - one client address (the peer IP) holds at most `per_address` connections, and the process
   at most `connections`: a connection beyond either is closed at once, never answered;
+- one client address has at most `per_address` requests in flight (on HTTP/1.1 its connections
+  already bound that; on HTTP/2, where one connection carries many streams, this does), and one
+  more is answered 429 ADDRESS_BUSY with Retry-After, so that no one address takes the slots of
+  `in_flight`;
 - what answers 503 is work, not sockets: at most `in_flight` requests are being served at once
   (streams included, HTTP/2 streams each count), and one more is answered 503 SERVER_BUSY with
   Retry-After.
@@ -65,6 +69,7 @@ BODY_TIMEOUT = "BODY_TIMEOUT"
 TOO_MANY_FROM_ADDRESS = "TOO_MANY_FROM_ADDRESS"
 TOO_MANY_CONNECTIONS = "TOO_MANY_CONNECTIONS"
 SERVER_BUSY = "SERVER_BUSY"
+ADDRESS_BUSY = "ADDRESS_BUSY"
 
 CONNECTIONS_CLOSED = Counter(
     "shikoku_web_connections_closed",
@@ -79,6 +84,11 @@ REQUESTS_IN_FLIGHT = Gauge(
 BUSY_REFUSALS = Counter(
     "shikoku_web_busy_refusals",
     "Web requests answered 503 SERVER_BUSY: SHIKOKU_WEB_MAX_REQUESTS_IN_FLIGHT were under way",
+)
+ADDRESS_BUSY_REFUSALS = Counter(
+    "shikoku_web_address_busy_refusals",
+    "Web requests answered 429 ADDRESS_BUSY: their client address had "
+    "SHIKOKU_WEB_MAX_CONNECTIONS_PER_ADDRESS requests under way",
 )
 
 #: What one read of a connection takes at most.
@@ -323,30 +333,35 @@ class GuardedConnection(TCPServer):
         self.writer.close()
 
 
-def _busy_body(limit: int) -> bytes:
-    """A Connect error (unavailable, with our ErrorInfo), which gRPC-Web clients also read as
-    UNAVAILABLE from the 503 itself."""
-    info = error_details_pb2.ErrorInfo(
-        reason=SERVER_BUSY, domain=DOMAIN, metadata={"limit": str(limit)}
-    )
+def _busy_body(limit: int, reason: str = SERVER_BUSY, code: str = "unavailable") -> bytes:
+    """A Connect error (`code`, with our ErrorInfo), which gRPC-Web clients also read from the
+    HTTP status itself (503: UNAVAILABLE, 429: RESOURCE_EXHAUSTED)."""
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata={"limit": str(limit)})
     detail = {
         "type": info.DESCRIPTOR.full_name,
         "value": base64.b64encode(info.SerializeToString()).decode().rstrip("="),
         "debug": json_format.MessageToDict(info),
     }
-    message = f"the server is serving {limit} requests already; retry in a moment"
-    return json.dumps({"code": "unavailable", "message": message, "details": [detail]}).encode()
+    if reason == SERVER_BUSY:
+        message = f"the server is serving {limit} requests already; retry in a moment"
+    else:
+        message = f"this address has {limit} requests in flight already; retry in a moment"
+    return json.dumps({"code": code, "message": message, "details": [detail]}).encode()
 
 
 class InFlightLimit:
-    """ASGI middleware: at most `limit` requests are being served at once (0: no cap); one
-    more is answered 503 SERVER_BUSY, with Retry-After."""
+    """ASGI middleware: at most `limit` requests are being served at once (0: no cap), one
+    more answered 503 SERVER_BUSY; and at most `per_address` of them from one client address
+    (0: no cap), one more answered 429 ADDRESS_BUSY; both with Retry-After."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, per_address: int = 0) -> None:
         self._app = app
         self._limit = limit
+        self._per_address = per_address
         self.in_flight = 0
+        self._by_address: Tally[str] = Tally()
         self._busy = _busy_body(limit)
+        self._address_busy = _busy_body(per_address, ADDRESS_BUSY, "resource_exhausted")
         REQUESTS_IN_FLIGHT.set_function(lambda: self.in_flight)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -355,21 +370,34 @@ class InFlightLimit:
             return
         if self._limit and self.in_flight >= self._limit:
             BUSY_REFUSALS.inc()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 503,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"retry-after", str(BUSY_RETRY_SECONDS).encode()),
-                        (b"cache-control", b"no-store"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": self._busy})
+            await _refuse(send, 503, self._busy)
+            return
+        address = (scope.get("client") or ("", 0))[0]
+        if self._per_address and self._by_address[address] >= self._per_address:
+            ADDRESS_BUSY_REFUSALS.inc()
+            await _refuse(send, 429, self._address_busy)
             return
         self.in_flight += 1
+        self._by_address[address] += 1
         try:
             await self._app(scope, receive, send)
         finally:
             self.in_flight -= 1
+            self._by_address[address] -= 1
+            if not self._by_address[address]:
+                del self._by_address[address]
+
+
+async def _refuse(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"retry-after", str(BUSY_RETRY_SECONDS).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

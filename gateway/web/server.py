@@ -105,7 +105,7 @@ def build_web(settings: WebSettings, gateway: grpc.aio.Channel, open_files: int)
         # Past the open-files limit, accepting would fail and stall; closing is better.
         limits = dataclasses.replace(limits, connections=max(open_files - OWN_FILES, 1))
         log.info("web: at most %d connections, as RLIMIT_NOFILE allows", limits.connections)
-    app = web_application(gateway, settings.allowed_origins, limits.in_flight)
+    app = web_application(gateway, settings.allowed_origins, limits.in_flight, limits.per_address)
     return WebServer(app, settings.process.addresses.web, limits)
 
 

@@ -52,7 +52,8 @@ class WebSettings:
         "SHIKOKU_WEB_MAX_CONNECTIONS_PER_ADDRESS",
         DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
         whole(least=0),
-        "connections open at once from one client address; `0`: no cap",
+        "connections open at once from one client address, and requests it has in flight "
+        "(HTTP/2 streams each count; one more is answered 429 ADDRESS_BUSY); `0`: no cap",
     )
     connections: int = setting(
         "SHIKOKU_WEB_MAX_CONNECTIONS",

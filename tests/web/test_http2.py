@@ -390,3 +390,47 @@ def test_many_streams_on_one_connection_lock_no_one_out(web_api: System) -> None
         assert {client.answer(stream).status for stream in streams} == {200}
     finally:
         client.close()
+
+
+@pytest.fixture(scope="module")
+def address_capped(web_api: System) -> Iterator[str]:
+    yield from start_web(
+        web_api,
+        SHIKOKU_WEB_HEADER_TIMEOUT_SECONDS="60",
+        SHIKOKU_WEB_MAX_CONNECTIONS_PER_ADDRESS="2",
+    )
+
+
+def test_one_address_takes_no_more_work_in_flight_than_its_connections_would(
+    address_capped: str, web_api: System
+) -> None:
+    """Over HTTP/2 one connection carries many streams: one address's requests in flight are
+    capped as its connections are (2 here), a third answered 429 ADDRESS_BUSY, while another
+    address is served; once the two end, the address is served again."""
+    client = H2Client(address_capped, "127.0.0.11")
+    try:
+        slow = [
+            client.request(LIST_TABLES, json_headers(web_api.api_key), b"{", end=False)
+            for _ in range(2)
+        ]
+        time.sleep(0.3)  # both under way
+        refused = client.answer(client.request(GET_TITLE, json_headers(web_api.api_key), b"{}"))
+        assert refused.status == 429
+        assert refused.headers["retry-after"] == "1"
+        error = json.loads(refused.body)
+        assert error["code"] == "resource_exhausted"
+        assert error["details"][0]["debug"]["reason"] == "ADDRESS_BUSY"
+        other = H2Client(address_capped, "127.0.0.12")
+        try:
+            answer = other.answer(other.request(GET_TITLE, json_headers(web_api.api_key), b"{}"))
+            assert answer.status == 200
+        finally:
+            other.close()
+        for stream in slow:
+            client.conn.send_data(stream, b"}", end_stream=True)
+        client.flush()
+        assert [client.answer(stream).status for stream in slow] == [200, 200]
+        again = client.answer(client.request(GET_TITLE, json_headers(web_api.api_key), b"{}"))
+        assert again.status == 200
+    finally:
+        client.close()

@@ -205,7 +205,8 @@ export type Reason =
   | "INVALID_FIELD"
   | "HEADER_TOO_LONG"
   | "BAD_HEADER"
-  | "REQUEST_TOO_LARGE";
+  | "REQUEST_TOO_LARGE"
+  | "ADDRESS_BUSY";
 
 /** What kind of refusal a reason is (shikoku.v1.ReasonFamily without its prefix). */
 export type ReasonFamily =
@@ -421,6 +422,7 @@ export const REASON_FAMILY: Readonly<Record<Reason, ReasonFamily>> = {
   HEADER_TOO_LONG: "REQUEST",
   BAD_HEADER: "REQUEST",
   REQUEST_TOO_LARGE: "SERVICE",
+  ADDRESS_BUSY: "SERVICE",
 };
 
 /** Whether `text` is a reason of the catalogue (a newer server may send one this package lacks). */
