@@ -22,18 +22,36 @@ const SERVICES = {
 };
 
 export class ApiError extends Error {
-  constructor(error) {
-    super(error.rawMessage || error.codeName);
-    this.code = error.codeName; // "not_found", "failed_precondition", ...
-    this.reason = error.reason; // "NOT_YOUR_TURN", ...
-    this.metadata = error.infoMetadata;
-    this.retryable = error.retryable;
-    this.retryAfter = (error.retryDelayMs || 0) / 1000;
+  constructor(code, message, { reason = "", metadata = {}, retryable = false, retryAfter = 0 } = {}) {
+    super(message || code);
+    this.code = code; // "not_found", "failed_precondition", ...
+    this.reason = reason; // "NOT_YOUR_TURN", ...
+    this.metadata = metadata;
+    this.retryable = retryable;
+    this.retryAfter = retryAfter;
+  }
+
+  static from(caught) {
+    const error = ShikokuError.from(caught);
+    return new ApiError(error.codeName, error.rawMessage, {
+      reason: error.reason,
+      metadata: error.infoMetadata,
+      retryable: error.retryable,
+      retryAfter: (error.retryDelayMs || 0) / 1000,
+    });
   }
 }
 
-const apiError = (error) => new ApiError(ShikokuError.from(error));
 const credential = (token) => (token ? { authorization: `Bearer ${token}` } : undefined);
+
+// A request that does not fit its message is refused here, as the server would refuse it.
+function requestOf(method, request) {
+  try {
+    return fromJson(method.input, request || {});
+  } catch (error) {
+    throw new ApiError("invalid_argument", error.message, { reason: "INVALID_FIELD" });
+  }
+}
 
 export class Api {
   constructor({ apiKey = "", baseUrl = location.origin } = {}) {
@@ -51,15 +69,16 @@ export class Api {
   // One unary call: resolves to the response message as JSON.
   async call(path, request, { token = "", signal, timeoutMs = 15000 } = {}) {
     const [call, method] = this.method(path);
+    const message = requestOf(method, request);
     try {
-      const response = await call(fromJson(method.input, request || {}), {
+      const response = await call(message, {
         headers: credential(token),
         signal,
         timeoutMs,
       });
       return toJson(method.output, response);
     } catch (error) {
-      throw apiError(error);
+      throw ApiError.from(error);
     }
   }
 
@@ -67,11 +86,12 @@ export class Api {
   // or breaks off.
   async *stream(path, request, { token = "", signal } = {}) {
     const [call, method] = this.method(path);
+    const message = requestOf(method, request);
     try {
-      const messages = call(fromJson(method.input, request || {}), { headers: credential(token), signal });
-      for await (const message of messages) yield toJson(method.output, message);
+      const messages = call(message, { headers: credential(token), signal });
+      for await (const item of messages) yield toJson(method.output, item);
     } catch (error) {
-      throw apiError(error);
+      throw ApiError.from(error);
     }
   }
 }
