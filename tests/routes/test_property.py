@@ -14,7 +14,7 @@ from itertools import pairwise
 
 import pytest
 
-from services.routes.engine import deep, solver
+from services.routes.engine import beside, deep, solver
 from services.routes.engine.graph import Route, Solution, TrackGraph, Train
 from services.routes.engine.index import build_index
 from services.routes.engine.rules import Violation, Walk, check_disjoint, check_walk
@@ -287,3 +287,35 @@ def test_the_search_from_route_ends_avoids_other_trains_track() -> None:
             assert walk is not None
             checked += 1
     assert checked > CHECKED_GRAPHS // 4
+
+
+def d_beside_others_graphs(seed: int, count: int) -> Iterator[tuple[int, TrackGraph, Walks]]:
+    """Random graphs with one D-train and one or two limited trains, in random order."""
+    rng = random.Random(seed)
+    limited = (Train("2", 2), Train("3", 3), Train("4", 4))
+    for n, graph, walks in small_graphs(seed, count):
+        trains = [Train("D", None), *(rng.choice(limited) for _ in range(rng.randint(1, 2)))]
+        rng.shuffle(trains)
+        yield n, dataclasses.replace(graph, trains=tuple(trains)), walks
+
+
+def test_a_d_train_beside_others_finds_the_exhaustive_optimum_and_its_tie_break(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Force the path a D-train beside others takes on a large board: the others' routes
+    # enumerated, the D's grown from its ends beside them, the tie-break over both.
+    monkeypatch.setattr(solver, "QUICK_AFTER", 1)
+    monkeypatch.setattr(solver, "QUICK_ROUTES", 2)
+    monkeypatch.setattr(solver, "BESIDE_AFTER", 1)
+    searched = []
+    real_solve = beside.solve
+
+    def counted(*args: object, **kwargs: object) -> object:
+        found = real_solve(*args, **kwargs)  # type: ignore[arg-type]
+        searched.append(found is not None and found.proven)
+        return found
+
+    monkeypatch.setattr(beside, "solve", counted)
+    for n, graph, walks in d_beside_others_graphs(1897, GRAPHS):
+        assert_the_exhaustive_optimum(solver.solve(graph), graph, walks, f"graph #{n}: {graph}")
+    assert len(searched) > GRAPHS // 2 and all(searched), "most graphs take that path"

@@ -108,8 +108,9 @@ class Optimum(_Base):
         self.best_total = at_least - 1
         self.best: list[int] | None = None
 
-    def run(self) -> None:
-        self._go(0, [0] * len(self.pools), 0)
+    def run(self, blocked: list[int] | None = None) -> None:
+        """Search; `blocked`: per type, the positions barred from the start."""
+        self._go(0, list(blocked) if blocked is not None else [0] * len(self.pools), 0)
 
     def _go(self, i: int, blocked: list[int], total: int) -> None:
         if i == self.m:

@@ -88,6 +88,11 @@ class _Search:
         )
         self.memo: dict[tuple[int, int, int, bool, int, int], tuple[int, bool]] = {}
         self.states = 0
+        self.by_track: dict[tuple[int, int, bool, int, int], tuple[int, bool]] = {}
+        #: Per first step of a route (start, rank of its connection), at most what the route
+        #: earns after it on the whole track: a bound for every later search beside other
+        #: trains' track.
+        self.first_steps: dict[tuple[int, int], int] = {}
         self.dominated = 0
         self.by_end: dict[int, list[tuple[int, int, bool, int, int, int]]] = {
             v: [] for v in range(n)
@@ -183,6 +188,21 @@ class _Search:
     def best(
         self, e: int, gone: int, token: bool, left: int, need: int, cut: int = 0
     ) -> tuple[int, bool]:
+        """As `_best`, first looked up by the track used itself: walks through the same nodes
+        in another order end in the same state without computing what they leave."""
+        key = (e, gone, token, left, cut)
+        known = self.by_track.get(key)
+        if known is not None and (known[1] or known[0] <= need):
+            return known
+        found = self._best(e, gone, token, left, need, cut)
+        if len(self.by_track) > MEMO_LIMIT:
+            self.by_track.clear()
+        self.by_track[key] = found
+        return found
+
+    def _best(
+        self, e: int, gone: int, token: bool, left: int, need: int, cut: int = 0
+    ) -> tuple[int, bool]:
         """The best the route ending at `e` (in `gone`, as is all its track) earns from here on:
         `(value, True)`, exact, if it is more than `need`; else `(v, False)` with v <= `need`
         and nothing more than v possible. Segments of `cut` (other trains' track, whose hex
@@ -274,7 +294,13 @@ class _Search:
                     best = v
                 if self.terminal[far] or left == 0:
                     continue
+                first = (s, conn.rank)
+                known = self.first_steps.get(first)
+                if known is not None and known + v <= best:
+                    continue
                 sub, exact = self.best(far, gone | mask | 1 << s, has, left, best - v, cut)
+                if not gone and not cut and (known is None or sub < known):
+                    self.first_steps[first] = sub
                 if exact and sub + v > best:
                     best = sub + v
         return best

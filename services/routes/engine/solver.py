@@ -31,7 +31,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
-from services.routes.engine import deep
+from services.routes.engine import beside, deep
 from services.routes.engine.assign import IDLE, FirstOptimal, Optimum
 from services.routes.engine.candidates import (
     DeadlineExceeded,
@@ -51,6 +51,9 @@ from services.routes.engine.pools import Buckets, Conflicts, Pool, bucket, greed
 QUICK_AFTER = 40_000
 #: How many routes each train's quick search looks at.
 QUICK_ROUTES = 8_000
+#: One D-train beside limited trains: past this many routes of all trains, the D's routes are
+#: no longer listed but searched from their ends beside the others' (`beside`).
+BESIDE_AFTER = 800_000
 #: When out of time without a quick answer, the greedy fallback looks at this many routes.
 FALLBACK_ROUTES = 20_000
 #: The most routes the exhaustive search enumerates (about 300 bytes each); past it the answer
@@ -98,8 +101,24 @@ def _solve(graph: TrackGraph, deadline: Deadline | None) -> Solution:
         quick = _quick(index, enum, deadline)
         if len(trains) == 1:
             return _single(index, enum, quick, deadline, candidates)
-        enum = enumerate_routes(index, max_stops, deadline, budget=MAX_ROUTES)
+        first = enum
+        d_beside = beside.applies(index)
+        enum = enumerate_routes(
+            index, max_stops, deadline, budget=BESIDE_AFTER if d_beside else MAX_ROUTES
+        )
         candidates += len(enum.routes)
+        if d_beside and enum.exhausted:
+            del enum  # hundreds of megabytes
+            assigned = beside.solve(index, deadline, quick.total)
+            if assigned is None:
+                return _solution(index, first, quick, False, candidates)
+            return _solution(
+                index,
+                first,
+                _Found(assigned.chosen, assigned.total),
+                True,
+                candidates + assigned.searched,
+            )
     found, proven = _search(index, enum, deadline, quick)
     return _solution(index, enum, found, proven, candidates)
 
