@@ -59,7 +59,7 @@ $(DESCRIPTORS): $(GENERATED)
 # The client SDK's own distribution, dist/shikoku_sdk-<version>-py3-none-any.whl: shikoku_sdk and
 # the public stubs (shikoku.v1), nothing of the server (sdk/build_wheel.py stages just those).
 .PHONY: sdk
-sdk: $(GENERATED)
+sdk: $(GENERATED) $(DESCRIPTORS)
 	$(BIN)/python sdk/build_wheel.py --out dist
 
 # The engine a bot author runs locally, dist/shikoku_engine-<version>-py3-none-any.whl:
