@@ -4,7 +4,6 @@ in decide(); this only bookkeeps (cash moves, ownership, whose turn)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import reduce
 from types import MappingProxyType
 
 from services.rules import board
@@ -38,7 +37,12 @@ def evolve(state: GameState, event: ev.Event) -> GameState:
 def fold(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:
     if isinstance(events, Evolved) and (known := events.state_after(state)) is not None:
         return known
-    return reduce(evolve, events, state or GameState())
+    state = state or GameState()
+    handlers = _HANDLERS  # `evolve` for each event, without its call
+    for event in events:
+        handler = handlers.get(type(event))
+        state = evolve(state, event) if handler is None else handler(state, event)
+    return state
 
 
 class Evolved(list[ev.Event]):
