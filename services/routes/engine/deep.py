@@ -65,6 +65,12 @@ class _Search:
                 elif not self.terminal[v]:
                     self.adjacent[v].append((link.other, link.segment))
         self.skeleton = _skeleton(self.adjacent, self.ends_at, index.is_centre)
+        #: The skeleton for `component`: per node, (far node's bit, bits of the chain's hex
+        #: sides and far node, bits of its segments).
+        self.flood = [
+            [(1 << w, inner | 1 << w, segs) for w, _, inner, segs in chains]
+            for chains in self.skeleton
+        ]
         #: Per centre, the connections leaving it, each with its nodes and its segments as bits.
         self.conns: dict[int, list[tuple[Connection, int, int]]] = {}
         for c in self.centres:
@@ -103,18 +109,16 @@ class _Search:
     def component(self, e: int, gone: int, cut: int = 0) -> int:
         """The nodes reachable from `e` (itself included) through nodes not in `gone` and
         segments not in `cut` (hex sides no walk between centres can pass left out)."""
-        skeleton = self.skeleton
+        flood = self.flood
         comp = 1 << e
         stack = [e]
         while stack:
-            u = stack.pop()
-            for w, _, inner, segs in skeleton[u]:
-                if inner & gone or segs & cut or gone >> w & 1:
+            for wbit, through, segs in flood[stack.pop()]:
+                if through & gone or segs & cut:
                     continue
-                comp |= inner
-                if not comp >> w & 1:
-                    comp |= 1 << w
-                    stack.append(w)
+                if not comp & wbit:
+                    stack.append(wbit.bit_length() - 1)
+                comp |= through
         return comp
 
     def bound(self, e: int, comp: int, gone: int, left: int, cut: int = 0) -> int:
