@@ -53,7 +53,7 @@ QUICK_AFTER = 40_000
 QUICK_ROUTES = 8_000
 #: One D-train beside limited trains: past this many routes of all trains, the D's routes are
 #: no longer listed but searched from their ends beside the others' (`beside`).
-BESIDE_AFTER = 800_000
+BESIDE_AFTER = 400_000
 #: When out of time without a quick answer, the greedy fallback looks at this many routes.
 FALLBACK_ROUTES = 20_000
 #: The most routes the exhaustive search enumerates (about 300 bytes each); past it the answer
