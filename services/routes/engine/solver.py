@@ -14,7 +14,8 @@ falls back on, and its total is a lower bound that shrinks the pools of the exac
 
 A single train on such a board is not enumerated further: `deep` searches its best route from
 route ends, memoised, with the quick answer as its first lower bound (same optimum, same
-tie-break).
+tie-break). Nor is one D-train beside limited trains past `BESIDE_AFTER` routes: `beside`
+lists the others' routes only and searches the D's from their ends beside them.
 
 Ties. Among assignments of maximum total revenue the solver returns the first in this order:
 compare the trains in their given order, each by its route's revenue (higher first), then by the
