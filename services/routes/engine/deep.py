@@ -40,6 +40,8 @@ NONE = -(1 << 40)
 ANY = -1
 #: The memo is cleared when it grows past this many states (it is only a cache).
 MEMO_LIMIT = 400_000
+#: The most states searched from one end that a new state there is compared with.
+DOMINANCE_LIMIT = 4_096
 
 
 class _Search:
@@ -273,7 +275,12 @@ class _Search:
             for lst in self.by_end.values():
                 lst.clear()
         self.memo[key] = found
-        self.by_end[e].append((comp, terminals_gone, token, left, cut_key, found[0]))
+        searched = self.by_end[e]
+        if len(searched) >= DOMINANCE_LIMIT:
+            # Each lookup scans the list: keep it short, the latest states (the likeliest to
+            # dominate the next ones) kept.
+            del searched[: DOMINANCE_LIMIT // 2]
+        searched.append((comp, terminals_gone, token, left, cut_key, found[0]))
         return found
 
     def optimum(self, at_least: int, gone: int = 0, cut: int = 0) -> int:
