@@ -13,6 +13,7 @@ from grpc_health.v1._async import HealthServicer
 from infra import garbage, reflection, tracing
 from infra.call_chain import Admission, CallChain
 from infra.grpc_types import Context
+from infra.logs import announce
 from infra.observability import call_observers, observe_process
 from infra.process_settings import Observability
 from infra.stopping import stop_requested
@@ -81,9 +82,9 @@ async def serve(
     await server.start()
     for service in ["", *service_names]:
         await health.set(service, health_pb2.HealthCheckResponse.SERVING)
-    garbage.settle()
     host = address.rsplit(":", 1)[0]
-    print(f"{name} listening on {host}:{port}", flush=True)
+    announce(f"{name} listening on {host}:{port}")
+    garbage.settle()
 
     await stop_requested()
     log.info("%s stopping", name)
@@ -91,4 +92,4 @@ async def serve(
     await server.stop(grace_seconds)
     if on_stop:
         await on_stop()
-    print(f"{name} stopped", flush=True)
+    announce(f"{name} stopped")

@@ -37,6 +37,15 @@ _SECRETS = (
     (re.compile(r"(rediss?(?:\+cluster)?://[^:/@\s]*:)[^@\s]+@"), r"\1***@"),
 )
 
+def announce(line: str) -> None:
+    """`line` on stdout, for the launcher that reads it ("rules listening on ..."), in a single
+    write: the services run unbuffered (`python -u`) with stderr in the same pipe, and print()
+    writes the text and its newline apart, so that a log line written between the two by the
+    log writer's thread landed on the announcement's line, which the launcher then missed."""
+    sys.stdout.write(f"{line}\n")
+    sys.stdout.flush()
+
+
 TraceIds = Callable[[], tuple[str, str] | None]
 _trace_ids: TraceIds | None = None
 

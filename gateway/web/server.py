@@ -21,7 +21,9 @@ from starlette.types import ASGIApp
 from gateway.web.app import web_application
 from gateway.web.connections import ConnectionGuard, ConnectionLimits, GuardedConnection
 from gateway.web.settings import WebSettings
+from infra import garbage
 from infra.config import service_channel
+from infra.logs import announce
 from infra.observability import observe_process
 from infra.open_files import raise_open_files_limit
 from infra.settings import from_environment
@@ -120,11 +122,12 @@ async def main() -> None:
     except OSError as error:  # the port is taken, or not an address here
         address = settings.process.addresses.web
         raise SystemExit(f"web: cannot listen on {address}: {error}") from None
-    print(f"web listening on {server.address}", flush=True)
+    announce(f"web listening on {server.address}")
+    garbage.settle()
     await stop_requested()
     await server.stop()
     await channel.close(None)
-    print("web stopped", flush=True)
+    announce("web stopped")
 
 
 if __name__ == "__main__":
