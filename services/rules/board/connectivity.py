@@ -58,6 +58,11 @@ def _reaches(position: Position) -> dict[str, Reach]:
     return {}
 
 
+def _not_offboard(position: Position) -> tuple[bool, ...]:
+    """Per stop of the network, whether it is not an off-board."""
+    return tuple(stop.kind is not StopKind.OFFBOARD for stop in network_of(position).stops)
+
+
 @dataclass(frozen=True, eq=False)
 class _Tree:
     """A breadth-first search: each directed path's predecessor, and the first directed path
@@ -87,11 +92,13 @@ class Reach:
         self._sources = tuple(
             self._net.stop_nodes[city] for city in position.token_cities(corporation)
         )
-        blocked = blocked_stops(position, corporation)
-        self._passable = tuple(
-            stop.kind is not StopKind.OFFBOARD and ref not in blocked
-            for ref, stop in zip(self._net.stop_refs, self._net.stops, strict=True)
-        )
+        # Per stop: not an off-board (the same for every corporation) and not blocked.
+        passable = list(position.track_derived(_not_offboard))
+        for ref in blocked_stops(position, corporation):
+            node = self._net.stop_nodes.get(ref)
+            if node is not None:
+                passable[node - self._net.side_count] = False
+        self._passable = tuple(passable)
         self._tree = self._search(frozenset(), None)
         self._verdicts: dict[_Key, bool] = {}
 

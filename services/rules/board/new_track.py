@@ -57,11 +57,8 @@ def _walk_reaches(position: Position, corporation: str, targets: frozenset[int])
     `network_of(position)`): the walk stops at the first it reaches."""
     net = network_of(position)
     tokens = [net.stop_nodes[city] for city in position.token_cities(corporation)]
-    blocking = blocked_stops(position, corporation)
-    blocked = frozenset(
-        node
-        for node in range(net.side_count, net.side_count + len(net.stops))
-        if net.stop_of(node).kind is StopKind.OFFBOARD or net.stop_ref(node) in blocking
+    blocked = position.track_derived(_offboard_nodes) | frozenset(
+        net.stop_nodes[ref] for ref in blocked_stops(position, corporation) if ref in net.stop_nodes
     )
     for token in tokens:
         walk = _Walk(net, blocked, targets)
@@ -69,6 +66,16 @@ def _walk_reaches(position: Position, corporation: str, targets: frozenset[int])
         if walk.run(walk.node(token, converging=False)):
             return True
     return False
+
+
+def _offboard_nodes(position: Position) -> frozenset[int]:
+    """The network's off-board nodes: a walk ends there."""
+    net = network_of(position)
+    return frozenset(
+        node
+        for node in range(net.side_count, net.side_count + len(net.stops))
+        if net.stop_of(node).kind is StopKind.OFFBOARD
+    )
 
 
 @cache
