@@ -47,7 +47,12 @@ def shikoku(system: System, *args: str, timeout: float = 60) -> subprocess.Compl
 
 
 def _environment(system: System) -> dict[str, str]:
-    return dict(os.environ, SHIKOKU_GATEWAY_ADDR=system.gateway, SHIKOKU_API_KEY=system.api_key)
+    return dict(
+        os.environ,
+        SHIKOKU_GATEWAY_ADDR=system.gateway,
+        SHIKOKU_API_KEY=system.api_key,
+        PYTHONFAULTHANDLER="1",
+    )
 
 
 def answer(done: subprocess.CompletedProcess[str]) -> Any:
@@ -283,10 +288,19 @@ def test_ctrl_c_stops_the_bot_and_the_live_status_in_one_line(
 
 
 def interrupted(process: subprocess.Popen[str]) -> tuple[int, str]:
-    """Ctrl-C: the exit status and what it wrote on stderr."""
+    """Ctrl-C: the exit status and what it wrote on stderr. A process still running 30 s
+    after it is fails the test with its signal dispositions and (PYTHONFAULTHANDLER, set by
+    `_environment`) every thread's stack, for whoever must find why."""
     try:
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
+        try:
+            _, err = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            masks = [line for line in status.splitlines() if line.startswith("Sig")]
+            process.send_signal(signal.SIGABRT)
+            _, err = process.communicate(timeout=10)
+            pytest.fail(f"still running 30 s after SIGINT; {masks}; its stacks:\n{err}")
     finally:
         if process.poll() is None:
             process.kill()
