@@ -44,6 +44,7 @@ IDLE_SECONDS = 5.0
 HEARTBEAT_SECONDS = 5  # the stream's, so that a dead one is noticed
 SEATING_SECONDS = 0.5  # before looking again at a table of ours whose game has not started
 TICK_SECONDS = 0.02
+STREAM_END_SECONDS = 2.0  # for the stream's thread to end once the channel is closed
 Say = Callable[[str], None]
 
 
@@ -122,16 +123,22 @@ class TournamentBot:
         self._round = 0
         self._live: set[str] = set()  # the tables of ours whose result is not recorded
         self._heard = _Heard()
+        self._listener = threading.Thread(target=self._listen, name="bot-stream", daemon=True)
 
     def run(self) -> lobby_pb2.Tournament:
         """Plays until the tournament has finished; returns it as it ended."""
-        listener = threading.Thread(target=self._listen, name="bot-stream", daemon=True)
-        listener.start()
+        self._listener.start()
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="bot") as pool:
             try:
                 return self._run(pool)
             finally:
                 self._stop.set()  # slices under way end after their current action
+
+    def join_stream(self, seconds: float) -> None:
+        """Waits for the stream's thread to end once the channel is closed: a thread still in a
+        gRPC call while the interpreter exits can crash it (SIGSEGV after "stopped")."""
+        if self._listener.is_alive():
+            self._listener.join(seconds)
 
     def _listen(self) -> None:
         """Follows WatchTournament (the SDK opens it again when it breaks) until the bot stops;
@@ -285,7 +292,11 @@ def main(
         with Client(gateway, api_key=api_key) as client:
             say(f"playing {len(players.players)} players in {players.tournament_id}")
             bot = TournamentBot(client, players.tournament_id, players.players, say, strategy)
-            ended = bot.run()
+            try:
+                ended = bot.run()
+            finally:
+                client.close()  # ends the bot's stream
+                bot.join_stream(STREAM_END_SECONDS)
         say(f"tournament {ended.tournament_id} finished after {len(ended.rounds)} rounds")
         return 0
 

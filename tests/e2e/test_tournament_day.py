@@ -262,6 +262,7 @@ def test_ctrl_c_stops_the_bot_and_the_live_status_in_one_line(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_at_a_terminal,
     )
     assert bot.stdout is not None
     assert bot.stdout.readline().startswith("playing 2 players")  # under way
@@ -275,6 +276,7 @@ def test_ctrl_c_stops_the_bot_and_the_live_status_in_one_line(
         stdout=terminal,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_at_a_terminal,
     )
     os.close(terminal)
     try:
@@ -285,6 +287,13 @@ def test_ctrl_c_stops_the_bot_and_the_live_status_in_one_line(
         assert interrupted(status) == (130, "shikoku tournament status: stopped\n")
     finally:
         os.close(screen)
+
+
+def as_at_a_terminal() -> None:
+    """In the child before it runs: Ctrl-C as a terminal delivers it. A command started in the
+    background of a non-interactive shell (as a CI runner may start the tests) inherits SIGINT
+    ignored, and Python then installs no KeyboardInterrupt for it: Ctrl-C would never reach."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def interrupted(process: subprocess.Popen[str]) -> tuple[int, str]:
