@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.reflection import public_descriptors
 from shikoku.v1 import reasons_pb2
 from tools.markers import with_block
 
@@ -67,20 +68,23 @@ def catalogue() -> list[Entry]:
     return entries
 
 
+#: Where a descriptor's source locations put an enum's values (FileDescriptorProto.enum_type,
+#: EnumDescriptorProto.value).
+ENUM_TYPE, ENUM_VALUE = 5, 2
+
+
 def _leading_comments() -> dict[str, str]:
-    """Each Reason value's leading comment, read from the proto's text (the generated module
-    keeps no comments)."""
-    comments: dict[str, str] = {}
-    pending: list[str] = []
-    for line in (ROOT / "protos/shikoku/v1/reasons.proto").read_text().splitlines():
-        stripped = line.strip()
-        if stripped.startswith("//"):
-            pending.append(stripped.removeprefix("//").strip())
-            continue
-        if stripped.startswith(PREFIX) and not stripped.startswith(FAMILY_PREFIX):
-            comments[stripped.split()[0]] = " ".join(pending)
-        pending = []
-    return comments
+    """Each Reason value's leading comment, from the descriptor set `make proto` compiles with
+    source info (the generated module keeps no comments)."""
+    proto = next(f for f in public_descriptors() if f.name == reasons_pb2.DESCRIPTOR.name)
+    enum_index = [e.name for e in proto.enum_type].index(reasons_pb2.Reason.DESCRIPTOR.name)
+    values = proto.enum_type[enum_index].value
+    return {
+        values[location.path[3]].name: " ".join(location.leading_comments.split())
+        for location in proto.source_code_info.location
+        if list(location.path[:3]) == [ENUM_TYPE, enum_index, ENUM_VALUE]
+        and len(location.path) == 4
+    }
 
 
 def kernel_module(entries: list[Entry]) -> str:
