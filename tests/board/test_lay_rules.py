@@ -7,7 +7,6 @@ from services.rules.board import (
     Lay,
     LayOption,
     Position,
-    Reason,
     Rejection,
     Situation,
     apply_lay,
@@ -78,7 +77,7 @@ def test_ohzu_is_restricted_while_er_is_with_a_player() -> None:
     position = board(lays=[("B5", "9", 3)], tokens=[("UR", "B7")])
     ur = Actor("UR", 0)
     blocked = _lay(position, Situation("3", ALL_WITH_PLAYERS), ur, Lay("C4", "13", 2))
-    assert isinstance(blocked, Rejection) and blocked.reason == Reason.HEX_BLOCKED_BY_PRIVATE
+    assert isinstance(blocked, Rejection) and blocked.reason == "HEX_BLOCKED_BY_PRIVATE"
     sold = Situation("3", ALL_WITH_PLAYERS - {"ER"}, {"ER": "SR"})
     assert isinstance(_lay(position, sold, ur, Lay("C4", "13", 2)), LayOption)
 
@@ -105,12 +104,12 @@ def test_mf_lays_the_port_tile_on_a_coastal_town_without_connection() -> None:
     assert {o.rotation for o in options if o.hex == "B11"} == {2}
     held_by_corporation = Situation("2", ALL_WITH_PLAYERS - {"MF"}, {"MF": "KO"})
     refused = _lay(position, held_by_corporation, mf, Lay("G10", "437", 0))
-    assert isinstance(refused, Rejection) and refused.reason == Reason.ABILITY_NOT_AVAILABLE
+    assert isinstance(refused, Rejection) and refused.reason == "ABILITY_NOT_AVAILABLE"
     by_corporation = _lay(
         board(tokens=[("TR", "F9")]), Situation("2"), Actor("TR", 0), Lay("G10", "437", 0)
     )
     assert isinstance(by_corporation, Rejection)
-    assert by_corporation.reason == Reason.TILE_NEEDS_ABILITY
+    assert by_corporation.reason == "TILE_NEEDS_ABILITY"
 
 
 def test_smr_frees_mountain_only_hexes_for_its_corporation() -> None:
@@ -121,7 +120,7 @@ def test_smr_frees_mountain_only_hexes_for_its_corporation() -> None:
     assert _cost(ur_home, with_smr, Actor("UR", 0), lay) == 0
     assert _cost(ur_home, without, Actor("UR", 80), lay) == 80
     broke = _lay(ur_home, without, Actor("UR", 79), lay)
-    assert isinstance(broke, Rejection) and broke.reason == Reason.TERRAIN_COST_UNAFFORDABLE
+    assert isinstance(broke, Rejection) and broke.reason == "TERRAIN_COST_UNAFFORDABLE"
     # Another corporation holding SMR does not help UR.
     other = Situation("2", ALL_WITH_PLAYERS - {"SMR"}, {"SMR": "KO"})
     assert _cost(ur_home, other, Actor("UR", 80), lay) == 80
@@ -144,7 +143,7 @@ def test_an_upgrade_must_add_connected_track_not_just_touch_connected_track() ->
     # J3 carries KO's straight K4 → Marugame (I2) side; 23 adds one branch at a junction.
     position = board(lays=[("J3", "9", 2)], tokens=[("KO", "K4")])
     away = _lay(position, Situation("3"), Actor("KO", 0), Lay("J3", "23", 2))
-    assert isinstance(away, Rejection) and away.reason == Reason.NOT_CONNECTED
+    assert isinstance(away, Rejection) and away.reason == "NOT_CONNECTED"
     # Rotated so that the new branch leaves from the edge KO arrives by: connected.
     towards = _lay(position, Situation("3"), Actor("KO", 0), Lay("J3", "23", 5))
     assert isinstance(towards, LayOption)

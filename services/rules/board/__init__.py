@@ -20,7 +20,7 @@ The engine's entry points:
 
 from services.rules.board.connectivity import Connectivity, connectivity
 from services.rules.board.context import Actor, Situation
-from services.rules.board.errors import BoardDataError, Reason, Rejected, Rejection
+from services.rules.board.errors import BoardDataError, Rejected, Rejection
 from services.rules.board.lays import (
     Lay,
     LayOption,
@@ -52,7 +52,6 @@ __all__ = [
     "LayOption",
     "PlacedTile",
     "Position",
-    "Reason",
     "Rejected",
     "Rejection",
     "Situation",

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kernel.reasons import ReasonCode
 from services.rules.board.connectivity import reach_of
 from services.rules.board.context import Actor, Situation
-from services.rules.board.errors import Reason, Rejection
+from services.rules.board.errors import Rejection
 from services.rules.board.layout import layout_of
 from services.rules.board.new_track import uses_new_track_or_changes_a_city
 from services.rules.board.position import Position, apply_lay, reject
@@ -117,7 +118,7 @@ class _Builder:
             corporation = title.corporations.get(actor.corporation)
             if corporation is None:
                 return reject(
-                    Reason.UNKNOWN_CORPORATION,
+                    "UNKNOWN_CORPORATION",
                     f"there is no corporation {actor.corporation}",
                     corporation=actor.corporation,
                 )
@@ -126,13 +127,13 @@ class _Builder:
             ability = title.lay_abilities.get(actor.ability)
             if ability is None or not _holds(situation, actor, ability):
                 return reject(
-                    Reason.ABILITY_NOT_AVAILABLE,
+                    "ABILITY_NOT_AVAILABLE",
                     f"the {actor.ability} ability to lay a tile is not available (rulebook 15)",
                     ability=actor.ability,
                 )
         elif corporation is None:
             return reject(
-                Reason.UNKNOWN_CORPORATION,
+                "UNKNOWN_CORPORATION",
                 "only a corporation lays track, unless a private company's ability is used",
             )
         return cls(position, situation, actor, title.phase(situation.phase), corporation, ability)
@@ -141,48 +142,46 @@ class _Builder:
         title, position = self.title, self.position
         map_hex = title.hexes.get(lay.hex)
         if map_hex is None:
-            return _refuse(Reason.HEX_NOT_ON_MAP, lay, f"{lay.hex} is not on the map")
+            return _refuse("HEX_NOT_ON_MAP", lay, f"{lay.hex} is not on the map")
         tile = title.tiles.get(lay.tile)
         if tile is None:
-            return _refuse(Reason.UNKNOWN_TILE, lay, f"{lay.hex}: there is no tile {lay.tile}")
+            return _refuse("UNKNOWN_TILE", lay, f"{lay.hex}: there is no tile {lay.tile}")
         if lay.rotation not in range(6):
-            return _refuse(
-                Reason.BAD_ROTATION, lay, f"{lay.hex}: rotation {lay.rotation} is not 0 to 5"
-            )
+            return _refuse("BAD_ROTATION", lay, f"{lay.hex}: rotation {lay.rotation} is not 0 to 5")
         if self.ability is not None and (
             lay.hex not in self.ability.hexes
             or (self.ability.tiles is not None and lay.tile not in self.ability.tiles)
         ):
             return _refuse(
-                Reason.ABILITY_NOT_AVAILABLE,
+                "ABILITY_NOT_AVAILABLE",
                 lay,
                 f"the {self.ability.private} ability cannot lay tile {lay.tile} on {lay.hex}"
                 f" (rulebook 15)",
             )
         if tile.ability_only and self.ability is None:
             return _refuse(
-                Reason.TILE_NEEDS_ABILITY,
+                "TILE_NEEDS_ABILITY",
                 lay,
                 f"{lay.hex}: tile {lay.tile} is laid only through a private company's ability"
                 f" (rulebook 15)",
             )
         if map_hex.private is not None and self._restricted(map_hex.private):
             return _refuse(
-                Reason.HEX_BLOCKED_BY_PRIVATE,
+                "HEX_BLOCKED_BY_PRIVATE",
                 lay,
                 f"{lay.hex} may not be built on while {map_hex.private} is held by a player"
                 f" (rulebook 8.3.1)",
             )
         if tile.colour not in self.phase.tiles:
             return _refuse(
-                Reason.COLOUR_NOT_AVAILABLE,
+                "COLOUR_NOT_AVAILABLE",
                 lay,
                 f"{lay.hex}: {tile.colour} tiles are not available in phase {self.phase.name}"
                 f" (rulebook 9)",
             )
         if position.supply.get(lay.tile, 0) < 1:
             return _refuse(
-                Reason.TILE_NOT_IN_SUPPLY,
+                "TILE_NOT_IN_SUPPLY",
                 lay,
                 f"{lay.hex}: no tile {lay.tile} is left in the supply (rulebook 8.3.1)",
             )
@@ -192,28 +191,28 @@ class _Builder:
             return _refuse(how, lay, _unfit_message(how, lay, old, tile))
         if self._crowds_a_city(lay.hex, old, how):
             return _refuse(
-                Reason.TOKENS_NOT_PRESERVED,
+                "TOKENS_NOT_PRESERVED",
                 lay,
                 f"{lay.hex}: tile {lay.tile} has room for fewer station tokens than the city"
                 f" holds (rulebook 8.3, preservation)",
             )
         if tile.exits_at(lay.rotation) & ~self.open_edges[lay.hex]:
             return _refuse(
-                Reason.TRACK_OFF_MAP,
+                "TRACK_OFF_MAP",
                 lay,
                 f"{lay.hex}: tile {lay.tile} would run track off the map or into a gray or red"
                 f" hex side without track (rulebook 8.3.1)",
             )
         if not self._connected(lay.hex, how):
             return _refuse(
-                Reason.NOT_CONNECTED,
+                "NOT_CONNECTED",
                 lay,
                 f"{lay.hex}: not the home hex, and the lay adds no track connected to a station"
                 f" token and raises no connected city (rulebook 8.3)",
             )
         if not self._walks_new_track(lay):
             return _refuse(
-                Reason.NO_NEW_TRACK_WALKED,
+                "NO_NEW_TRACK_WALKED",
                 lay,
                 f"{lay.hex}: as 18xx.games plays it, an upgrade must use new track or change a"
                 f" city's value that its walk of the corporation's track reaches (rules profile"
@@ -222,7 +221,7 @@ class _Builder:
         cost = self._cost(old)
         if cost > self.actor.cash:
             return _refuse(
-                Reason.TERRAIN_COST_UNAFFORDABLE,
+                "TERRAIN_COST_UNAFFORDABLE",
                 lay,
                 f"{lay.hex}: the terrain cost ¥{cost} is more than the ¥{self.actor.cash} at hand"
                 f" (rulebook 8.3.2)",
@@ -340,19 +339,19 @@ def _holds(situation: Situation, actor: Actor, ability: LayAbility) -> bool:
     return holder is not None and actor.corporation in (None, holder)
 
 
-def _refuse(reason: Reason, lay: Lay, message: str) -> Rejection:
+def _refuse(reason: ReasonCode, lay: Lay, message: str) -> Rejection:
     details = {"hex": lay.hex, "tile": lay.tile, "rotation": str(lay.rotation)}
     return Rejection(reason, message, details)
 
 
-def _unfit_message(reason: Reason, lay: Lay, old: Tile, new: Tile) -> str:
+def _unfit_message(reason: ReasonCode, lay: Lay, old: Tile, new: Tile) -> str:
     what = f"{lay.hex}: tile {lay.tile} (rotation {lay.rotation})"
-    if reason is Reason.NOT_UPGRADEABLE:
+    if reason == "NOT_UPGRADEABLE":
         return f"{lay.hex}: a {old.colour} hex is never built on (rulebook 8.3)"
-    if reason is Reason.NOT_NEXT_COLOUR:
+    if reason == "NOT_NEXT_COLOUR":
         return f"{what} is {new.colour}; only one colour up from {old.colour} is allowed (8.3)"
-    if reason is Reason.LABEL_MISMATCH:
+    if reason == "LABEL_MISMATCH":
         return f"{what} does not keep the hex letter {old.label or '(none)'} (8.3, preservation)"
-    if reason is Reason.CITY_TOWN_MISMATCH:
+    if reason == "CITY_TOWN_MISMATCH":
         return f"{what} does not keep the cities and towns on the hex (8.3, preservation)"
     return f"{what} does not keep the track already on the hex (8.3, preservation)"

@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
+from kernel.reasons import ReasonCode
 from kernel.rejection import quoted
-from services.rules.board.errors import Reason, Rejected, Rejection
+from services.rules.board.errors import Rejected, Rejection
 from services.rules.board.title import DEFAULT_PROFILE, StopKind, Tile, Title
 from services.rules.board.upgrades import Fit, find_fit
 
@@ -96,7 +97,7 @@ def initial_position(
     return Position(title=title, tiles={}, tokens={}, supply=supply)
 
 
-def reject(reason: Reason, message: str, **details: str) -> Rejection:
+def reject(reason: ReasonCode, message: str, **details: str) -> Rejection:
     return Rejection(reason, message, {key: quoted(value) for key, value in details.items()})
 
 
@@ -129,13 +130,13 @@ def apply_lay(position: Position, hex_: str, tile: str, rotation: int) -> Positi
 def _lay(position: Position, hex_: str, tile: str, rotation: int) -> Position:
     title = position.title
     if hex_ not in title.hexes:
-        raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{quoted(hex_)} is not on the map", hex=hex_))
+        raise Rejected(reject("HEX_NOT_ON_MAP", f"{quoted(hex_)} is not on the map", hex=hex_))
     new = title.tiles.get(tile)
     if new is None:
-        raise Rejected(reject(Reason.UNKNOWN_TILE, f"there is no tile {quoted(tile)}", tile=tile))
+        raise Rejected(reject("UNKNOWN_TILE", f"there is no tile {quoted(tile)}", tile=tile))
     if position.supply.get(tile, 0) < 1:
         raise Rejected(
-            reject(Reason.TILE_NOT_IN_SUPPLY, f"no tile {tile} is left in the supply", tile=tile)
+            reject("TILE_NOT_IN_SUPPLY", f"no tile {tile} is left in the supply", tile=tile)
         )
     old, old_rotation = position.content(hex_)
     how = find_fit(title, old, old_rotation, new, rotation % 6)
@@ -153,7 +154,7 @@ def _lay(position: Position, hex_: str, tile: str, rotation: int) -> Position:
         if sum(c is not None for c in held) > spots:
             raise Rejected(
                 reject(
-                    Reason.TOKENS_NOT_PRESERVED,
+                    "TOKENS_NOT_PRESERVED",
                     f"tile {tile} has fewer station spots than the tokens on {hex_}",
                     hex=hex_,
                     tile=tile,
@@ -193,11 +194,11 @@ def _token(
 ) -> Position:
     title = position.title
     if hex_ not in title.hexes:
-        raise Rejected(reject(Reason.HEX_NOT_ON_MAP, f"{quoted(hex_)} is not on the map", hex=hex_))
+        raise Rejected(reject("HEX_NOT_ON_MAP", f"{quoted(hex_)} is not on the map", hex=hex_))
     if corporation not in title.corporations:
         raise Rejected(
             reject(
-                Reason.UNKNOWN_CORPORATION,
+                "UNKNOWN_CORPORATION",
                 f"there is no corporation {quoted(corporation)}",
                 corporation=corporation,
             )
@@ -205,14 +206,14 @@ def _token(
     tile, _ = position.content(hex_)
     if not 0 <= city < len(tile.stops) or tile.stops[city].kind is not StopKind.CITY:
         raise Rejected(
-            reject(Reason.NO_SUCH_CITY, f"{hex_} has no city {city}", hex=hex_, city=str(city))
+            reject("NO_SUCH_CITY", f"{hex_} has no city {city}", hex=hex_, city=str(city))
         )
     held = list(position.spots((hex_, city)))
     if spot is None:
         spot = held.index(None) if None in held else len(held)
     if not 0 <= spot < len(held) or held[spot] is not None:
         raise Rejected(
-            reject(Reason.CITY_FULL, f"spot {spot} of the city on {hex_} is not open", hex=hex_)
+            reject("CITY_FULL", f"spot {spot} of the city on {hex_} is not open", hex=hex_)
         )
     held[spot] = corporation
     tokens = dict(position.tokens)

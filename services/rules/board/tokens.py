@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from services.rules.board.connectivity import reach_of
 from services.rules.board.context import Actor
-from services.rules.board.errors import Reason, Rejection
+from services.rules.board.errors import Rejection
 from services.rules.board.position import CityRef, Position
 from services.rules.board.title import CorporationCharter, StopKind
 from services.rules.board.track import network_of
@@ -34,18 +34,18 @@ def check_token(
     corporation = title.corporations.get(actor.corporation or "")
     if corporation is None:
         return Rejection(
-            Reason.UNKNOWN_CORPORATION, f"there is no corporation {actor.corporation}", details
+            "UNKNOWN_CORPORATION", f"there is no corporation {actor.corporation}", details
         )
     if hex_ not in title.hexes:
-        return Rejection(Reason.HEX_NOT_ON_MAP, f"{hex_} is not on the map", details)
+        return Rejection("HEX_NOT_ON_MAP", f"{hex_} is not on the map", details)
     tile, _ = position.content(hex_)
     if not 0 <= city < len(tile.stops) or tile.stops[city].kind is not StopKind.CITY:
-        return Rejection(Reason.NO_SUCH_CITY, f"{hex_} has no city {city}", details)
+        return Rejection("NO_SUCH_CITY", f"{hex_} has no city {city}", details)
     placed = position.token_cities(corporation.id)
     home = (hex_, city) == (corporation.home, corporation.home_city)
     if not placed and not home:
         return Rejection(
-            Reason.HOME_TOKEN_FIRST,
+            "HOME_TOKEN_FIRST",
             f"{hex_}: {corporation.id} places its home token on {corporation.home} first"
             f" (rulebook 7.4)",
             details,
@@ -53,14 +53,14 @@ def check_token(
     cost = _next_cost(corporation, placed)
     if cost is None:
         return Rejection(
-            Reason.TOKEN_LIMIT,
+            "TOKEN_LIMIT",
             f"{hex_}: {corporation.id} has no station token left"
             f" ({len(corporation.token_costs)} on its charter)",
             details,
         )
     if any(placed_hex == hex_ for placed_hex, _ in placed):
         return Rejection(
-            Reason.TOKEN_ALREADY_IN_HEX,
+            "TOKEN_ALREADY_IN_HEX",
             f"{hex_}: {corporation.id} already has a station token on this hex (rulebook 8.4)",
             details,
         )
@@ -68,7 +68,7 @@ def check_token(
     open_spots = spots.count(None)
     if not open_spots:
         return Rejection(
-            Reason.CITY_FULL, f"{hex_}: every station spot of the city is taken (8.4)", details
+            "CITY_FULL", f"{hex_}: every station spot of the city is taken (8.4)", details
         )
     waiting = [
         other.id
@@ -79,20 +79,20 @@ def check_token(
     ]
     if open_spots <= len(waiting):
         return Rejection(
-            Reason.SPOT_RESERVED,
+            "SPOT_RESERVED",
             f"{hex_}: the open spot is reserved for the home token of {', '.join(waiting)}"
             f" (rulebook 8.4)",
             details,
         )
     if not home and not reach_of(position, corporation.id).reaches((hex_, city)):
         return Rejection(
-            Reason.NOT_CONNECTED,
+            "NOT_CONNECTED",
             f"{hex_}: {corporation.id}'s track does not reach this city (rulebook 8.4, 4.2)",
             details,
         )
     if cost > actor.cash:
         return Rejection(
-            Reason.TOKEN_COST_UNAFFORDABLE,
+            "TOKEN_COST_UNAFFORDABLE",
             f"{hex_}: the station token costs ¥{cost}, more than the ¥{actor.cash} at hand",
             details,
         )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from itertools import permutations
 
-from services.rules.board.errors import Reason
+from kernel.reasons import ReasonCode
 from services.rules.board.title import STOP, StopKind, Tile, Title, TrackPath, is_edge
 
 
@@ -31,17 +31,19 @@ class Fit:
     richer_cities: tuple[int, ...]
 
 
-def fit(title: Title, old: Tile, old_rotation: int, new: Tile, new_rotation: int) -> Fit | Reason:
+def fit(
+    title: Title, old: Tile, old_rotation: int, new: Tile, new_rotation: int
+) -> Fit | ReasonCode:
     """How `new` at `new_rotation` replaces `old` at `old_rotation`, or the first rule it breaks."""
     next_colour = title.next_colour(old.colour)
     if next_colour is None:
-        return Reason.NOT_UPGRADEABLE
+        return "NOT_UPGRADEABLE"
     if new.colour != next_colour:
-        return Reason.NOT_NEXT_COLOUR
+        return "NOT_NEXT_COLOUR"
     if new.label != old.label:
-        return Reason.LABEL_MISMATCH
+        return "LABEL_MISMATCH"
     if sorted(s.kind for s in old.stops) != sorted(s.kind for s in new.stops):
-        return Reason.CITY_TOWN_MISMATCH
+        return "CITY_TOWN_MISMATCH"
     old_paths = old.paths_at(old_rotation)
     new_paths = new.paths_at(new_rotation)
     for stop_map in _stop_maps(old, new):
@@ -61,7 +63,7 @@ def fit(title: Title, old: Tile, old_rotation: int, new: Tile, new_rotation: int
                     and new.stops[j].revenue > old.stops[i].revenue
                 ),
             )
-    return Reason.BREAKS_EXISTING_TRACK
+    return "BREAKS_EXISTING_TRACK"
 
 
 def fits(title: Title, old: Tile, old_rotation: int) -> tuple[Fit, ...]:
@@ -77,7 +79,7 @@ def tile_order(name: str) -> tuple[int, str]:
 
 def find_fit(
     title: Title, old: Tile, old_rotation: int, new: Tile, new_rotation: int
-) -> Fit | Reason:
+) -> Fit | ReasonCode:
     """`fit`, answered from the cached `fits` when the tile fits."""
     found = _cache(title).index(old, old_rotation).get((new.name, new_rotation))
     return found if found is not None else fit(title, old, old_rotation, new, new_rotation)

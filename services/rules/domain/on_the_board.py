@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernel.rejection import Kind, Rejected, reason_code
+from kernel.rejection import Kind, Rejected
 from services.rules import board
 from services.rules.domain.state import Corporation, GameState
 
 # Refusals about the request itself rather than the game position.
 # The board's refusals that mean a malformed command, and the field at fault.
 _MALFORMED = {
-    board.Reason.HEX_NOT_ON_MAP: "hex",
-    board.Reason.UNKNOWN_TILE: "tile",
-    board.Reason.BAD_ROTATION: "rotation",
-    board.Reason.UNKNOWN_CORPORATION: "corporation",
-    board.Reason.NO_SUCH_CITY: "city",
+    "HEX_NOT_ON_MAP": "hex",
+    "UNKNOWN_TILE": "tile",
+    "BAD_ROTATION": "rotation",
+    "UNKNOWN_CORPORATION": "corporation",
+    "NO_SUCH_CITY": "city",
 }
 
 
@@ -111,9 +111,9 @@ def as_rejected(rejection: board.Rejection) -> Rejected:
     details: dict[str, object] = dict(rejection.details)
     field = _MALFORMED.get(rejection.reason)
     if field is None:
-        return Rejected(reason_code(rejection.reason), rejection.message, details=details)
+        return Rejected(rejection.reason, rejection.message, details=details)
     return Rejected(
-        reason_code(rejection.reason),
+        rejection.reason,
         rejection.message,
         Kind.INVALID_ARGUMENT,
         {"field": field, **details},
