@@ -416,12 +416,17 @@ class Title:
     profiles: Mapping[str, RulesProfile]
     _phases: Mapping[str, Phase] = field(init=False, repr=False)
     _phase_indices: Mapping[str, int] = field(init=False, repr=False)
+    _trains: Mapping[str, TrainType] = field(init=False, repr=False)
+    _train_ranks: Mapping[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         phases = {phase.name: phase for phase in self.phases}
         object.__setattr__(self, "_phases", phases)
         indices = {name: self.phases.index(phase) for name, phase in phases.items()}
         object.__setattr__(self, "_phase_indices", indices)
+        object.__setattr__(self, "_trains", {train.name: train for train in self.trains})
+        ranks = {train.name: rank for rank, train in enumerate(self.trains)}
+        object.__setattr__(self, "_train_ranks", ranks)
 
     def beginner_tiles(self, profile: str) -> Mapping[str, int]:
         """The tiles the beginner game adds to the supply under `profile`."""
@@ -458,10 +463,11 @@ class Title:
         return self.corporations[corporation_id]
 
     def train(self, name: str) -> TrainType:
-        for train in self.trains:
-            if train.name == name:
-                return train
-        raise KeyError(name)
+        return self._trains[name]
+
+    def train_rank(self, name: str) -> int:
+        """Where the train stands in `trains` (the order they leave the depot)."""
+        return self._train_ranks[name]
 
     def phase(self, name: str) -> Phase:
         return self._phases[name]

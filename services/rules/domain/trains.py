@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.rules.board.title import UNLIMITED, Phase, Title
@@ -64,22 +63,17 @@ def offers(state: GameState, corporation: Corporation) -> list[TrainOffer]:
                 )
     if at_limit:
         return found
-    for name in sorted(set(state.pool_trains), key=_rank(title)):
+    for name in sorted(set(state.pool_trains), key=title.train_rank):
         price = title.train(name).price
         if price <= corporation.cash:
             found.append(TrainOffer(name, OPEN_MARKET, price, price))
     if corporation.cash >= 1:
         for other in state.corporations:
-            if other.id == corporation.id:
+            if other.id == corporation.id or not other.trains:
                 continue
-            for name in sorted(set(other.trains), key=_rank(title)):
+            for name in sorted(set(other.trains), key=title.train_rank):
                 found.append(TrainOffer(name, other.id, 1, corporation.cash))
     return found
-
-
-def _rank(title: Title) -> Callable[[str], int]:
-    names = [train.name for train in title.trains]
-    return names.index
 
 
 def cheapest_available(state: GameState) -> tuple[str, str, int]:
