@@ -83,6 +83,24 @@ def json_headers(api_key: str) -> dict[str, str]:
     return {**api_headers(api_key), "content-type": "application/json"}
 
 
+def slow_streams(client: H2Client, count: int, api_key: str) -> list[int]:
+    """`count` ListTables calls on `client`'s connection whose bodies are still coming (the
+    first byte of `{}` sent), given time to be under way."""
+    streams = [
+        client.request(LIST_TABLES, json_headers(api_key), b"{", end=False) for _ in range(count)
+    ]
+    time.sleep(0.3)
+    return streams
+
+
+def finish(client: H2Client, streams: list[int]) -> list[int]:
+    """Sends the rest of each slow stream's body; the statuses they are answered with."""
+    for stream in streams:
+        client.conn.send_data(stream, b"}", end_stream=True)
+    client.flush()
+    return [client.answer(stream).status for stream in streams]
+
+
 # Serving.
 
 
@@ -345,19 +363,12 @@ def test_http2_streams_are_work_in_flight_and_only_work_is_answered_503(
     request is answered 503 SERVER_BUSY; once their bodies come, both are answered."""
     client = H2Client(capped, "127.0.0.8")
     try:
-        slow = [
-            client.request(LIST_TABLES, json_headers(web_api.api_key), b"{", end=False)
-            for _ in range(2)
-        ]
-        time.sleep(0.3)  # both under way
+        slow = slow_streams(client, 2, web_api.api_key)
         busy = client.answer(client.request(GET_TITLE, json_headers(web_api.api_key), b"{}"))
         assert busy.status == 503
         assert busy.headers["retry-after"] == "1"
         assert json.loads(busy.body)["details"][0]["debug"]["reason"] == "SERVER_BUSY"
-        for stream in slow:
-            client.conn.send_data(stream, b"}", end_stream=True)
-        client.flush()
-        assert [client.answer(stream).status for stream in slow] == [200, 200]
+        assert finish(client, slow) == [200, 200]
     finally:
         client.close()
 
@@ -369,11 +380,7 @@ def test_many_streams_on_one_connection_lock_no_one_out(web_api: System) -> None
     try:
         settings = client.server_settings()
         assert settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] == STREAMS_PER_CONNECTION
-        streams = [
-            client.request(LIST_TABLES, json_headers(web_api.api_key), b"{", end=False)
-            for _ in range(STREAMS_PER_CONNECTION)
-        ]
-        time.sleep(0.3)
+        streams = slow_streams(client, STREAMS_PER_CONNECTION, web_api.api_key)
         for _ in range(5):
             status, seconds = get_healthz(web_api.web)
             assert status == 200
@@ -384,10 +391,7 @@ def test_many_streams_on_one_connection_lock_no_one_out(web_api: System) -> None
             assert answer.status == 200
         finally:
             fresh.close()
-        for stream in streams:
-            client.conn.send_data(stream, b"}", end_stream=True)
-        client.flush()
-        assert {client.answer(stream).status for stream in streams} == {200}
+        assert set(finish(client, streams)) == {200}
     finally:
         client.close()
 
@@ -409,11 +413,7 @@ def test_one_address_takes_no_more_work_in_flight_than_its_connections_would(
     address is served; once the two end, the address is served again."""
     client = H2Client(address_capped, "127.0.0.11")
     try:
-        slow = [
-            client.request(LIST_TABLES, json_headers(web_api.api_key), b"{", end=False)
-            for _ in range(2)
-        ]
-        time.sleep(0.3)  # both under way
+        slow = slow_streams(client, 2, web_api.api_key)
         refused = client.answer(client.request(GET_TITLE, json_headers(web_api.api_key), b"{}"))
         assert refused.status == 429
         assert refused.headers["retry-after"] == "1"
@@ -426,10 +426,7 @@ def test_one_address_takes_no_more_work_in_flight_than_its_connections_would(
             assert answer.status == 200
         finally:
             other.close()
-        for stream in slow:
-            client.conn.send_data(stream, b"}", end_stream=True)
-        client.flush()
-        assert [client.answer(stream).status for stream in slow] == [200, 200]
+        assert finish(client, slow) == [200, 200]
         again = client.answer(client.request(GET_TITLE, json_headers(web_api.api_key), b"{}"))
         assert again.status == 200
     finally:
