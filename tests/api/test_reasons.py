@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gateway.auth import RULES as ACCESS_RULES
 from kernel.reasons import REASON_CODES
 from kernel.rejection import Rejected, reason_code
 from services.routes.engine.rules import Reason as RouteViolation
@@ -96,6 +97,26 @@ def test_reasons_made_at_run_time_are_checked() -> None:
         reason_code(f"ROUTE_{violation.value}")
 
 
+def _fields_required() -> set[str]:
+    """The fields whose absence is refused with MISSING_<field>, a reason made at run time: the
+    resources the gateway's access rules require, and the fields the rules' wire checks with
+    `_required(value, field)`."""
+    fields = {
+        rule.resource for rule in ACCESS_RULES.values() if rule.resource and not rule.optional
+    }
+    wire = ast.parse((ROOT / "services" / "rules" / "wire.py").read_text())
+    (checker,) = [
+        node for node in wire.body if isinstance(node, ast.FunctionDef) and node.name == "_required"
+    ]
+    default = checker.args.defaults[-1]
+    for node in ast.walk(wire):
+        if isinstance(node, ast.Call) and _called(node) == "_required":
+            named = node.args[1] if len(node.args) > 1 else default
+            assert isinstance(named, ast.Constant) and isinstance(named.value, str)
+            fields.add(named.value)
+    return fields
+
+
 def test_the_catalogue_lists_only_reasons_some_code_raises() -> None:
     strings: set[str] = set()
     for _path, tree in _modules():
@@ -105,8 +126,7 @@ def test_the_catalogue_lists_only_reasons_some_code_raises() -> None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str)
         }
     made = {f"ROUTE_{violation.value}" for violation in RouteViolation}
-    # MISSING_ + the name of the field missing, made where a required field is checked
-    made |= {code for code in REASON_CODES if code.removeprefix("MISSING_").lower() in strings}
+    made |= {f"MISSING_{field.upper()}" for field in _fields_required()}
     assert sorted(REASON_CODES - strings - made) == []
 
 
