@@ -50,8 +50,9 @@ def certificates(state: GameState, player: Player) -> int:
     """Certificates counting toward the limit (7.6): privates, and shares of corporations whose
     token is not in the yellow or orange zone; a president's certificate counts once."""
     count = len(player.privates)
+    shares = player.shares
     for corporation in state.corporations:
-        held = player.shares_of(corporation.id)
+        held = shares.get(corporation.id, 0)
         if not held or _zone(state, corporation) is not Zone.NORMAL:
             continue
         count += held - 1 if corporation.president == player.seat else held
@@ -87,7 +88,11 @@ def _must_sell(state: GameState, stock_round: StockRound, player: Player, held: 
     nobody can take) acts as any other player, within the limits on buying (7.2.4), as the
     site's engine has it."""
     over_certificates = held > certificate_limit(state)
-    over_holding = [c for c in state.corporations if _over_holding_limit(state, player, c)]
+    over_holding = (
+        [c for c in state.corporations if _over_holding_limit(state, player, c)]
+        if any(held > HOLDING_LIMIT for held in player.shares.values())
+        else []
+    )
     if not over_certificates and not over_holding:
         return False
     if _may_sell_now(stock_round) is not None:
