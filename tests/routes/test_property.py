@@ -232,6 +232,44 @@ def test_the_block_bound_is_never_below_a_walk_it_bounds() -> None:
     assert checked > CHECKED_GRAPHS
 
 
+def test_the_turn_bound_is_never_below_a_walk_it_bounds() -> None:
+    # As the block bound, on the graph of segments where a walk turns from one hex into the
+    # other at each hex side: every legal walk from the end of a random walk, through nodes
+    # the first did not use, earns at most that bound.
+    rng = random.Random(13)
+    checked = 0
+    for _, graph, walks in small_graphs(1895, CHECKED_GRAPHS):
+        index = build_index(graph)
+        search = deep._Search(index, Train("D", None), None)
+        ix = index.node_index
+        segment_hex = {seg.id: seg.hex for seg in graph.segments}
+        usable = [
+            tuple(ix[v] for v in n)
+            for n, segs in walks
+            if not any(search.terminal[ix[v]] for v in n[1:-1])
+            and all(
+                index.is_centre[ix[n[i]]] or segment_hex[segs[i - 1]] != segment_hex[segs[i]]
+                for i in range(1, len(segs))
+            )
+        ]
+        for _ in range(5):
+            if not usable:
+                break
+            first = rng.choice(usable)
+            e = first[-1]
+            if search.terminal[e]:
+                continue
+            gone = sum(1 << v for v in first)
+            bound = search.turn_bound(e, gone, 0)
+            for nodes in usable:
+                if nodes[0] != e or any(gone >> v & 1 for v in nodes[1:]):
+                    continue
+                centres = [v for v in nodes[1:] if index.is_centre[v]]
+                assert sum(search.value[v] for v in centres) <= bound, (graph, first, nodes)
+                checked += 1
+    assert checked > CHECKED_GRAPHS
+
+
 def test_the_search_from_route_ends_equals_the_enumeration_on_larger_graphs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -13,7 +13,11 @@ So the best completion is memoised on those (`_Search.best`). Each state is boun
 searched, by the *block bound* of its component: a simple path leaving `e` visits the blocks
 (biconnected components) of the track along one path of the block-cut tree, never coming back
 to a block it left; so it earns at most the values of the blocks on the best such path, plus
-one terminal where it ends. For a train counting `k` centres the `k` best values bound it too.
+one terminal where it ends. The same bound on the *turn graph* (`_Search.turn_bound`: centres and segments as nodes, two
+segments joined at a hex side only where they lie in different hexes, as a walk passes a hex
+side from one hex into the other) is far tighter on a mesh of junction tiles, where a walk on
+the plain track graph could turn back into the hex it came from; it is the bound of a D-train.
+For a train counting `k` centres the `k` best values bound it too.
 Either bound ignores other rules (the crossing rule, for one), so it never falls below the best
 completion: the search stays exact.
 
@@ -67,6 +71,7 @@ class _Search:
                 elif not self.terminal[v]:
                     self.adjacent[v].append((link.other, link.segment))
         self.skeleton = _skeleton(self.adjacent, self.ends_at, index.is_centre)
+        self._turns(index)
         #: The skeleton for `component`: per node, (far node's bit, bits of the chain's hex
         #: sides and far node, bits of its segments).
         self.flood = [
@@ -105,6 +110,101 @@ class _Search:
         self.by_end: dict[int, list[tuple[int, int, bool, int, int, int]]] = {
             v: [] for v in range(n)
         }
+
+    def _turns(self, index: GraphIndex) -> None:
+        """The track as a graph on centres and segments (the *turn graph*): a segment meets a
+        centre it ends at, and another segment at a hex side when the two lie in different
+        hexes, as a walk passes a hex side from one hex into the other. A walk is a path in
+        it (it passes a hex side twice only where both hexes have two paths there)."""
+        n = len(index.nodes)
+        terminal = self.terminal
+        adjacent: list[list[tuple[int, int]]] = [[] for _ in range(n + len(index.segments))]
+        ends_at: list[list[int]] = [[] for _ in range(len(adjacent))]
+        #: Per node, the bits of the turn graph's segment nodes ending at it.
+        self.turn_touch = [0] * n
+        edges = 0
+
+        def join(a: int, b: int) -> None:
+            nonlocal edges
+            adjacent[a].append((b, edges))
+            adjacent[b].append((a, edges))
+            edges += 1
+
+        for v in range(n):
+            if terminal[v]:
+                continue
+            links = index.links[v]
+            inner = [link for link in links if not terminal[link.other]]
+            for link in inner:
+                self.turn_touch[v] |= 1 << (n + link.segment)
+            if index.is_centre[v]:
+                for link in inner:
+                    join(v, n + link.segment)
+                ends_at[v].extend(link.other for link in links if terminal[link.other])
+                continue
+            for i, a in enumerate(inner):
+                for b in inner[i + 1 :]:
+                    if a.hex != b.hex:
+                        join(n + a.segment, n + b.segment)
+                for link in links:
+                    if terminal[link.other] and link.hex != a.hex:
+                        ends_at[n + a.segment].append(link.other)
+        is_centre = [v < n and index.is_centre[v] for v in range(len(adjacent))]
+        self.turn_ends = ends_at
+        self.turn_skeleton = _skeleton(adjacent, ends_at, is_centre)
+
+    def turn_bound(self, e: int, gone: int, cut: int) -> int:
+        """The block bound (as in `bound`) on the turn graph."""
+        n = len(self.index.nodes)
+        value = self.value
+        ends_at = self.turn_ends
+        terminals_gone = gone & self.terminals
+        rest = gone & ~(1 << e)
+        off = rest | cut << n
+        touch = self.turn_touch
+        while rest:
+            low = rest & -rest
+            off |= touch[low.bit_length() - 1]
+            rest ^= low
+
+        def bonus(u: int) -> int:
+            best = 0
+            for t in ends_at[u]:
+                if not terminals_gone >> t & 1 and value[t] > best:
+                    best = value[t]
+            return best
+
+        blocks = _blocks(self.turn_skeleton, e, off)
+        of: dict[int, list[int]] = {}
+        for b, block in enumerate(blocks):
+            for v in block:
+                of.setdefault(v, []).append(b)
+        worth = [sum(value[v] for v in block if v < n) for block in blocks]
+        memo: dict[tuple[int, int], int] = {}
+
+        def leaving(v: int, came: int) -> int:
+            key = (v, came)
+            found = memo.get(key)
+            if found is not None:
+                return found
+            best = bonus(v)
+            own = value[v] if v < n else 0
+            for b in of.get(v, ()):
+                if b == came:
+                    continue
+                further = 0
+                for u in blocks[b]:
+                    if u != v:
+                        x = leaving(u, b) if len(of[u]) > 1 else bonus(u)
+                        if x > further:
+                            further = x
+                total = worth[b] - own + further
+                if total > best:
+                    best = total
+            memo[key] = best
+            return best
+
+        return leaving(e, -1)
 
     # -- bounds ------------------------------------------------------------------------------
 
@@ -243,7 +343,9 @@ class _Search:
             found = (0 if token else NONE, True)
             self.memo[key] = found
             return found
-        upper = self.bound(e, comp, gone, left, cut)
+        upper = self.turn_bound(e, gone, cut)
+        if upper > need and left != ANY:
+            upper = min(upper, self.bound(e, comp, gone, left, cut))
         if upper <= need:
             found = (upper, False)
             self.memo[key] = found
