@@ -13,12 +13,14 @@ So the best completion is memoised on those (`_Search.best`). Each state is boun
 searched, by the *block bound* of its component: a simple path leaving `e` visits the blocks
 (biconnected components) of the track along one path of the block-cut tree, never coming back
 to a block it left; so it earns at most the values of the blocks on the best such path, plus
-one terminal where it ends. The same bound on the *turn graph* (`_Search.turn_bound`: centres and segments as nodes, two
-segments joined at a hex side only where they lie in different hexes, as a walk passes a hex
-side from one hex into the other) is far tighter on a mesh of junction tiles, where a walk on
-the plain track graph could turn back into the hex it came from; it is the bound of a D-train.
+one terminal where it ends. The same bound on the *turn graph* (`_Search.turn_bound`: centres
+and segments as nodes, two segments joined at a hex side only where they lie in different
+hexes, as a walk passes a hex side from one hex into the other) is far tighter on a mesh of
+junction tiles, where a walk on the plain track graph could turn back into the hex it came
+from; it is the bound of a D-train.
 For a train counting `k` centres the `k` best values bound it too.
-Either bound ignores other rules (the crossing rule, for one), so it never falls below the best
+Each bound only relaxes the rules (the block bound the crossing rule, the turn bound a hex side
+passed twice where both hexes have two paths there), so it never falls below the best
 completion: the search stays exact.
 
 The memo holds exact values, or "at most v" where a search was cut off by what was needed.
