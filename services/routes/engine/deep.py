@@ -73,6 +73,7 @@ class _Search:
                 elif not self.terminal[v]:
                     self.adjacent[v].append((link.other, link.segment))
         self.skeleton = _skeleton(self.adjacent, self.ends_at, index.is_centre)
+        self.block_links = _through(self.skeleton)
         self._turns(index)
         #: The skeleton for `component`: per node, (far node's bit, bits of the chain's hex
         #: sides and far node, bits of its segments).
@@ -153,7 +154,7 @@ class _Search:
                         ends_at[n + a.segment].append(link.other)
         is_centre = [v < n and index.is_centre[v] for v in range(len(adjacent))]
         self.turn_ends = ends_at
-        self.turn_skeleton = _skeleton(adjacent, ends_at, is_centre)
+        self.turn_links = _through(_skeleton(adjacent, ends_at, is_centre))
 
     def turn_bound(self, e: int, gone: int, cut: int) -> int:
         """The block bound (as in `bound`) on the turn graph."""
@@ -176,7 +177,7 @@ class _Search:
                     best = value[t]
             return best
 
-        blocks = _blocks(self.turn_skeleton, e, off)
+        blocks = _blocks(self.turn_links, e, off)
         of: dict[int, list[int]] = {}
         for b, block in enumerate(blocks):
             for v in block:
@@ -251,7 +252,7 @@ class _Search:
             values.append(max((bonus(u) for u in _bits(comp)), default=0))
             values.sort(reverse=True)
             top = sum(values[:left])
-        blocks = _blocks(self.skeleton, e, gone & ~(1 << e), cut)
+        blocks = _blocks(self.block_links, e, gone & ~(1 << e), cut)
         of: dict[int, list[int]] = {}
         for b, block in enumerate(blocks):
             for v in block:
@@ -491,8 +492,8 @@ def _blocks(
     skeleton: Sequence[Sequence[_Chain]], root: int, gone: int, cut: int = 0
 ) -> list[list[int]]:
     """The blocks (biconnected components, bridges included) of the component of `root` in
-    the skeleton without the nodes of `gone` and the segments of `cut`; a lone root is a
-    block of its own."""
+    the skeleton (as `_through`) without the nodes of `gone` and the segments of `cut`; a
+    lone root is a block of its own."""
     order: dict[int, int] = {root: 0}
     low: dict[int, int] = {root: 0}
     edges: list[tuple[int, int]] = []
@@ -502,9 +503,9 @@ def _blocks(
         u, via, i = stack[-1]
         links = skeleton[u]
         while i < len(links):
-            w, seg, inner, segs = links[i]
+            w, seg, through, segs = links[i]
             i += 1
-            if seg == via or gone >> w & 1 or inner & gone or segs & cut:
+            if seg == via or through & gone or segs & cut:
                 continue
             if w not in order:
                 order[w] = low[w] = len(order)
@@ -530,10 +531,16 @@ def _blocks(
                         members.add(b)
                         if (a, b) == (p, u):
                             break
-                    blocks.append(sorted(members))
+                    blocks.append(list(members))
     if not blocks:
         blocks.append([root])
     return blocks
+
+
+def _through(skeleton: Sequence[Sequence[_Chain]]) -> list[list[_Chain]]:
+    """The skeleton with each chain's far node among the bits of its hex sides, so that one
+    test tells whether a walk can still take it."""
+    return [[(w, c, inner | 1 << w, segs) for w, c, inner, segs in chains] for chains in skeleton]
 
 
 #: A chain of track between two skeleton nodes: (far node, chain id, bits of the hex sides
