@@ -33,7 +33,7 @@ is the route in its smaller direction, since its reverse is one of the walks tri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from services.routes.engine.candidates import Connection, DeadlineExceeded, connections_from
 from services.routes.engine.deadline import Deadline
@@ -158,56 +158,15 @@ class _Search:
 
     def turn_bound(self, e: int, gone: int, cut: int) -> int:
         """The block bound (as in `bound`) on the turn graph."""
-        n = len(self.index.nodes)
-        value = self.value
-        ends_at = self.turn_ends
-        terminals_gone = gone & self.terminals
         rest = gone & ~(1 << e)
-        off = rest | cut << n
+        off = rest | cut << len(self.index.nodes)
         touch = self.turn_touch
         while rest:
             low = rest & -rest
             off |= touch[low.bit_length() - 1]
             rest ^= low
-
-        def bonus(u: int) -> int:
-            best = 0
-            for t in ends_at[u]:
-                if not terminals_gone >> t & 1 and value[t] > best:
-                    best = value[t]
-            return best
-
-        blocks = _blocks(self.turn_links, e, off)
-        of: dict[int, list[int]] = {}
-        for b, block in enumerate(blocks):
-            for v in block:
-                of.setdefault(v, []).append(b)
-        worth = [sum(value[v] for v in block if v < n) for block in blocks]
-        memo: dict[tuple[int, int], int] = {}
-
-        def leaving(v: int, came: int) -> int:
-            key = (v, came)
-            found = memo.get(key)
-            if found is not None:
-                return found
-            best = bonus(v)
-            own = value[v] if v < n else 0
-            for b in of.get(v, ()):
-                if b == came:
-                    continue
-                further = 0
-                for u in blocks[b]:
-                    if u != v:
-                        x = leaving(u, b) if len(of[u]) > 1 else bonus(u)
-                        if x > further:
-                            further = x
-                total = worth[b] - own + further
-                if total > best:
-                    best = total
-            memo[key] = best
-            return best
-
-        return leaving(e, -1)
+        bonus = _best_terminal(self.turn_ends, self.value, gone & self.terminals)
+        return _block_tree_bound(_blocks(self.turn_links, e, off), self.value, bonus, e)
 
     # -- bounds ------------------------------------------------------------------------------
 
@@ -230,16 +189,7 @@ class _Search:
         """At most what a path leaving `e` earns inside `comp` (and at one terminal not gone),
         `e` itself not counted; with `left` centres at most (`ANY`: no limit)."""
         value = self.value
-        ends_at = self.ends_at
-        terminals_gone = gone & self.terminals
-
-        def bonus(u: int) -> int:
-            best = 0
-            for t in ends_at[u]:
-                if not terminals_gone >> t & 1 and value[t] > best:
-                    best = value[t]
-            return best
-
+        bonus = _best_terminal(self.ends_at, value, gone & self.terminals)
         if left != ANY:
             values = []
             rest = comp & ~(1 << e)
@@ -253,36 +203,7 @@ class _Search:
             values.sort(reverse=True)
             top = sum(values[:left])
         blocks = _blocks(self.block_links, e, gone & ~(1 << e), cut)
-        of: dict[int, list[int]] = {}
-        for b, block in enumerate(blocks):
-            for v in block:
-                of.setdefault(v, []).append(b)
-        worth = [sum(value[v] for v in block) for block in blocks]
-        memo: dict[tuple[int, int], int] = {}
-
-        def leaving(v: int, came: int) -> int:
-            """The most a path from `v` (not counted) earns in blocks other than `came`."""
-            key = (v, came)
-            found = memo.get(key)
-            if found is not None:
-                return found
-            best = bonus(v)
-            for b in of.get(v, ()):
-                if b == came:
-                    continue
-                further = 0
-                for u in blocks[b]:
-                    if u != v:
-                        x = leaving(u, b) if len(of[u]) > 1 else bonus(u)
-                        if x > further:
-                            further = x
-                total = worth[b] - value[v] + further
-                if total > best:
-                    best = total
-            memo[key] = best
-            return best
-
-        block_bound = leaving(e, -1)
+        block_bound = _block_tree_bound(blocks, value, bonus, e)
         if left != ANY and top < block_bound:
             return top
         return block_bound
@@ -486,6 +407,62 @@ def _bits(mask: int) -> list[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
+
+
+def _best_terminal(
+    ends_at: Sequence[Sequence[int]], value: Sequence[int], terminals_gone: int
+) -> Callable[[int], int]:
+    """What a route ending next to node `u` earns at most at one terminal not gone."""
+
+    def bonus(u: int) -> int:
+        best = 0
+        for t in ends_at[u]:
+            if not terminals_gone >> t & 1 and value[t] > best:
+                best = value[t]
+        return best
+
+    return bonus
+
+
+def _block_tree_bound(
+    blocks: list[list[int]], value: Sequence[int], bonus: Callable[[int], int], e: int
+) -> int:
+    """At most what a simple path leaving `e` (not counted) earns over these blocks: it never
+    returns to a block it left, so it earns at most the blocks along one path of the block-cut
+    tree, plus `bonus` where it ends. Nodes past `value` (a turn graph's segments) earn
+    nothing."""
+    n = len(value)
+    of: dict[int, list[int]] = {}
+    for b, block in enumerate(blocks):
+        for v in block:
+            of.setdefault(v, []).append(b)
+    worth = [sum(value[v] for v in block if v < n) for block in blocks]
+    memo: dict[tuple[int, int], int] = {}
+
+    def leaving(v: int, came: int) -> int:
+        """The most a path from `v` (not counted) earns in blocks other than `came`."""
+        key = (v, came)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        best = bonus(v)
+        own = value[v] if v < n else 0
+        for b in of.get(v, ()):
+            if b == came:
+                continue
+            further = 0
+            for u in blocks[b]:
+                if u != v:
+                    x = leaving(u, b) if len(of[u]) > 1 else bonus(u)
+                    if x > further:
+                        further = x
+            total = worth[b] - own + further
+            if total > best:
+                best = total
+        memo[key] = best
+        return best
+
+    return leaving(e, -1)
 
 
 def _blocks(
