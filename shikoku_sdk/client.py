@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-import time
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -27,6 +27,30 @@ from shikoku_sdk.commands import Choices
 from shikoku_sdk.errors import ShikokuError
 from shikoku_sdk.retries import reconnect_after, retry_after, stream_ended, worth_retrying
 from shikoku_sdk.watch import Watch
+
+Stream = TypeVar("Stream")
+
+
+class ChannelLife:
+    """Whether a client's channel is still open, shared by the client and its views. A stream
+    is opened only under its lock and never once the channel is closed: grpc can crash the
+    process (SIGSEGV) when a call is made on a channel being closed, which is what a watch
+    reconnecting after `close()` cancelled it would do."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.closed = threading.Event()
+
+    def open_stream(self, open_call: Callable[[], Stream]) -> Stream | None:
+        """`open_call()`'s stream, or None once the channel is closed."""
+        with self._lock:
+            return None if self.closed.is_set() else open_call()
+
+    def close(self, channel: grpc.Channel) -> None:
+        with self._lock:
+            if not self.closed.is_set():
+                self.closed.set()
+                channel.close()
 
 
 class Client:
@@ -64,6 +88,7 @@ class Client:
         channel = with_api_key(channel, api_key_from_env() if api_key is None else api_key)
         self._channel = grpc.intercept_channel(channel, *interceptors) if interceptors else channel
         self._owns_channel = True
+        self.life = ChannelLife()
         self.credential = credential
         self.timeout = timeout
         self.attempts = attempts
@@ -83,9 +108,10 @@ class Client:
         return view
 
     def close(self) -> None:
-        """Closes the channel (unless this client is a view made by `with_credential`)."""
+        """Closes the channel (unless this client is a view made by `with_credential`); the
+        watches over it end instead of reconnecting."""
         if self._owns_channel:
-            self._channel.close()
+            self.life.close(self._channel)
 
     def __enter__(self) -> Client:
         return self
@@ -109,6 +135,8 @@ class Client:
         attempt = 0
         while True:
             attempt += 1
+            if self.life.closed.is_set():
+                raise ShikokuError(grpc.StatusCode.CANCELLED, "the client is closed")
             try:
                 answer: Response = rpc(call.request, metadata=self.metadata(), timeout=self.timeout)
                 return answer
@@ -117,7 +145,7 @@ class Client:
                 delay = retry_after(call.retry, error, attempt, self.attempts)
                 if delay is None:
                     raise error from None
-                time.sleep(delay)
+                self.life.closed.wait(delay)
 
     # -- players and hosts ------------------------------------------------------------------
 
@@ -255,11 +283,15 @@ class Client:
         of a table of its current round, and the tournament again when a round starts or a
         result is recorded; heartbeats are yielded too, so a caller can redraw. A broken
         stream is opened again (it starts with the tournament, so nothing is lost); the
-        iteration ends only when the caller stops it or a call is refused."""
+        iteration ends when the caller stops it, the client is closed or a call is refused."""
         request = calls.watch_tournament(tournament_id, heartbeat_seconds)
         failures = 0
         while True:
-            call = self.lobby.WatchTournament(request, metadata=self.metadata())
+            call = self.life.open_stream(
+                lambda: self.lobby.WatchTournament(request, metadata=self.metadata())
+            )
+            if call is None:
+                return
             try:
                 for item in call:
                     failures = 0
@@ -269,11 +301,13 @@ class Client:
                 error = ShikokuError.from_rpc_error(raw)
             finally:
                 call.cancel()  # type: ignore[no-untyped-call, unused-ignore]
+            if self.life.closed.is_set():
+                return
             failures += 1
             delay = reconnect_after(error, failures, self.attempts)
             if delay is None:
                 raise error
-            time.sleep(delay)
+            self.life.closed.wait(delay)
 
     # -- notifications ----------------------------------------------------------------------
 

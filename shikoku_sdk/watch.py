@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -151,9 +152,15 @@ class Watch(Resumption):
     def _run(self) -> Generator[Update, None, None]:
         if self.until_end and self.over_already(self._client.state(self.game_id)):
             return
+        life = self._client.life
         while not self._closed:
-            request = self.request()
-            self._call = self._client.games.WatchGame(request, metadata=self._client.metadata())
+            self._call = life.open_stream(
+                partial(
+                    self._client.games.WatchGame, self.request(), metadata=self._client.metadata()
+                )
+            )
+            if self._call is None:
+                return  # the client is closed
             alive = _Watchdog(self._call, self.silence_limit)
             try:
                 for response in self._call:
@@ -172,12 +179,12 @@ class Watch(Resumption):
             finally:
                 alive.stop()
                 self._call.cancel()
-            if self._closed:
+            if self._closed or life.closed.is_set():
                 return
             delay = self.reconnect_after(error)
             if delay is None:
                 raise error
-            time.sleep(delay)
+            life.closed.wait(delay)
 
 
 class _Watchdog:

@@ -320,6 +320,47 @@ def test_a_tournament_run_through_the_sdk(system: System) -> None:
         assert rows[0].startswith("position,player_id") and len(rows) == 5
 
 
+def test_closing_the_client_ends_its_watches_instead_of_reconnecting(system: System) -> None:
+    """Closing the channel cancels the streams; a watch that opened one again on the closed
+    channel could crash the process (SIGSEGV in grpc), so each ends its iteration instead."""
+    client = Client(system.gateway, api_key=system.api_key)
+    host = client.with_credential(client.register_host("Closer").credential)
+    entrants = [client.register_player(name).player_id for name in ("Ama", "Bo")]
+    tournament = host.create_tournament("Closing", entrants, table_size=2)
+    table = seat_table(client, 3)
+    ended: dict[str, object] = {}
+
+    def follow(name: str, items: Any) -> None:
+        try:
+            ended[name] = sum(1 for _ in items)
+        except Exception as error:  # what a reconnection on the closed channel raises
+            ended[name] = error
+
+    game_watch = client.watch(table.game_id, heartbeat_seconds=1)
+    followers = [
+        threading.Thread(
+            target=follow,
+            args=(
+                "tournament",
+                client.watch_tournament(tournament.tournament_id, heartbeat_seconds=1),
+            ),
+        ),
+        threading.Thread(target=follow, args=("game", game_watch)),
+    ]
+    for follower in followers:
+        follower.start()
+    time.sleep(1.5)  # both streams open, a heartbeat or more received
+    client.close()
+    for follower in followers:
+        follower.join(timeout=10)
+    assert not any(f.is_alive() for f in followers)
+    assert all(isinstance(count, int) and count > 0 for count in ended.values()), ended
+    assert game_watch.connections == 1
+    with pytest.raises(ShikokuError) as closed:
+        client.get_table(table.table_id)
+    assert closed.value.code == grpc.StatusCode.CANCELLED
+
+
 def test_seats_ready_up_and_the_host_ends_the_game(system: System) -> None:
     """SetReady starts a full table by itself; a seat acts from a LegalAction with a choice;
     the host ends the game as it stands."""
