@@ -4,8 +4,20 @@ derived from the tiles."""
 
 from __future__ import annotations
 
-from services.rules.board import Actor, Situation, apply_lay, apply_token, legal_lays
-from services.rules.board.track import network_of
+from dataclasses import fields
+
+import pytest
+
+from services.rules.board import (
+    Actor,
+    Position,
+    Situation,
+    apply_lay,
+    apply_token,
+    legal_lays,
+    track,
+)
+from services.rules.board.track import Network, network_of
 from tests.board.test_enumeration import TITLE, random_game
 
 
@@ -38,3 +50,28 @@ def test_a_token_keeps_the_track() -> None:
     assert network_of(after) is network
     assert after.token_cities(corporation.id) == ((corporation.home, corporation.home_city),)
     assert not position.token_cities(corporation.id)
+
+
+def _fields(network: Network) -> tuple[object, ...]:
+    return tuple(getattr(network, f.name) for f in fields(network))
+
+
+def test_a_lays_network_made_from_the_one_before_is_the_one_built_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    relaid = 0
+    made_from = track._relaid
+
+    def counted(before: Network, position: Position, hex_: str) -> Network:
+        nonlocal relaid
+        relaid += 1
+        return made_from(before, position, hex_)
+
+    monkeypatch.setattr(track, "_relaid", counted)
+    positions = 0
+    for seed in (3, 11, 19):
+        for step in random_game(seed, steps=40):
+            # Each position's network is asked for, so the next lay's is made from it.
+            assert _fields(network_of(step.position)) == _fields(track._build(step.position))
+            positions += 1
+    assert relaid > positions // 2

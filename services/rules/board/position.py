@@ -77,11 +77,22 @@ class Position:
             self._derived[make] = make(self)
         return cast(_T, self._derived[make])
 
-    def track_derived(self, make: Callable[[Position], _T]) -> _T:
+    def track_derived(
+        self,
+        make: Callable[[Position], _T],
+        update: Callable[[_T, Position, str], _T] | None = None,
+    ) -> _T:
         """`make(self)` for what depends only on the title and the tiles on the map, computed
-        once for this position and those that station tokens make of it."""
+        once for this position and those that station tokens make of it. With `update`, when
+        this position is a lay on a hex of one that had derived it already: `update(that
+        one's, self, the hex)` instead (the same value, made from what one tile changed)."""
         if make not in self._track_derived:
-            self._track_derived[make] = make(self)
+            laid = cast(tuple[str, dict[object, object]] | None, self._track_derived.get(_LAID))
+            if laid is not None and update is not None and make in laid[1]:
+                value = update(cast(_T, laid[1][make]), self, laid[0])
+            else:
+                value = make(self)
+            self._track_derived[make] = value
         return cast(_T, self._track_derived[make])
 
 
@@ -102,6 +113,10 @@ def reject(reason: ReasonCode, message: str, **details: str) -> Rejection:
 
 
 _SUCCESSOR = "successor"
+#: In the track derived of a position made by a lay: (the hex, what the track before it had
+#: derived), for `Position.track_derived`'s updates. A copy without its own such entry, so that
+#: no position keeps a chain of earlier tracks alive.
+_LAID = "laid"
 
 
 def _successor(
@@ -168,7 +183,10 @@ def _lay(position: Position, hex_: str, tile: str, rotation: int) -> Position:
         supply[old.name] = supply.get(old.name, 0) + 1
     tiles = dict(position.tiles)
     tiles[hex_] = PlacedTile(tile, rotation % 6)
-    return Position(title=title, tiles=tiles, tokens=tokens, supply=supply)
+    after = Position(title=title, tiles=tiles, tokens=tokens, supply=supply)
+    before = {key: value for key, value in position._track_derived.items() if key is not _LAID}
+    after._track_derived[_LAID] = (hex_, before)
+    return after
 
 
 def _fit_spots(held: tuple[str | None, ...], spots: int) -> tuple[str | None, ...]:

@@ -27,12 +27,15 @@ class Network:
     stops: tuple[Stop, ...]
     stop_nodes: Mapping[StopRef, int]
     #: Per path: its hex, its ends as drawn on the board (edges, STOP + stop index), its nodes.
+    #: Paths are numbered hex by hex, each hex with room for as many as any tile draws (`_Parts`),
+    #: so that a lay renumbers no other hex's paths; a number no tile uses is a hole no node's
+    #: incidence lists, with no hex, drawn ends or nodes (`HOLE`).
     path_hexes: tuple[str, ...]
     path_drawn: tuple[TrackPath, ...]
     path_nodes: tuple[tuple[int, int], ...]
-    #: Per node, the paths touching it, as (path, which end: 0 or 1).
+    #: Per node, the paths touching it, as (path, which end: 0 or 1), by path number.
     incidence: tuple[tuple[tuple[int, int], ...], ...]
-    #: Per hex with track, its paths (numbered hex by hex, so a range).
+    #: Per hex with track, its paths (a range).
     hex_paths: Mapping[str, range]
 
     @property
@@ -49,8 +52,12 @@ class Network:
         return self.stop_refs[node - self.side_count]
 
 
+#: The drawn ends and nodes of a path number no tile uses.
+HOLE: tuple[int, int] = (-1, -1)
+
+
 def network_of(position: Position) -> Network:
-    return position.track_derived(_build)
+    return position.track_derived(_build, _relaid)
 
 
 def blocked_stops(position: Position, corporation: str) -> frozenset[StopRef]:
@@ -86,10 +93,7 @@ def _spotless_cities(position: Position) -> tuple[StopRef, ...]:
 
 
 def _build(position: Position) -> Network:
-    layout = layout_of(position.title)
-    sides = len(layout.side_names)
     parts = _parts_of(position.title)
-    stop_refs: list[StopRef] = []
     stops: list[Stop] = []
     path_hexes: list[str] = []
     path_drawn: list[TrackPath] = []
@@ -97,28 +101,25 @@ def _build(position: Position) -> Network:
     hex_paths: dict[str, range] = {}
     for hex_ in parts.hexes:
         tile, rotation = position.content(hex_)
-        first_stop = sides + len(stop_refs)
-        key = (hex_, tile.name, tile.printed, rotation, first_stop)
-        part = parts.known.get(key)
-        if part is None:
-            part = parts.known[key] = _hex_part(layout, hex_, tile, rotation, first_stop)
-        stop_refs.extend(part.stop_refs)
-        if part.path_nodes:
-            hex_paths[hex_] = range(len(path_nodes), len(path_nodes) + len(part.path_nodes))
+        part = parts.part(hex_, tile, rotation)
         stops.extend(tile.stops)
+        if part.count:
+            first = len(path_nodes)
+            hex_paths[hex_] = range(first, first + part.count)
         path_hexes.extend(part.path_hexes)
         path_drawn.extend(part.path_drawn)
         path_nodes.extend(part.path_nodes)
     # Most nodes touch no path: one shared empty tuple each, a node's few links added as met.
-    incidence: list[tuple[tuple[int, int], ...]] = [()] * (sides + len(stop_refs))
+    incidence: list[tuple[tuple[int, int], ...]] = [()] * (parts.side_count + len(stops))
     for index, (a, b) in enumerate(path_nodes):
-        incidence[a] += ((index, 0),)
-        incidence[b] += ((index, 1),)
+        if a >= 0:
+            incidence[a] += ((index, 0),)
+            incidence[b] += ((index, 1),)
     return Network(
-        layout=layout,
-        stop_refs=tuple(stop_refs),
+        layout=parts.layout,
+        stop_refs=parts.stop_refs,
         stops=tuple(stops),
-        stop_nodes={ref: sides + i for i, ref in enumerate(stop_refs)},
+        stop_nodes=parts.stop_nodes,
         path_hexes=tuple(path_hexes),
         path_drawn=tuple(path_drawn),
         path_nodes=tuple(path_nodes),
@@ -127,11 +128,48 @@ def _build(position: Position) -> Network:
     )
 
 
+def _relaid(before: Network, position: Position, hex_: str) -> Network:
+    """`_build(position)`, made from `before`, the network of the position that a lay on
+    `hex_` made this one of: only that hex's stops, paths and their nodes' incidence change."""
+    parts = _parts_of(position.title)
+    tile, rotation = position.content(hex_)
+    part = parts.part(hex_, tile, rotation)
+    first, last = parts.path_slots[hex_]
+    stop = parts.stop_slots[hex_]
+    incidence = list(before.incidence)
+    paths = part.path_nodes[: part.count]
+    # The links of the nodes the old and the new paths touch, less the old paths', plus the new.
+    touched = {node for nodes in (*before.path_nodes[first:last], *paths) for node in nodes}
+    touched.discard(HOLE[0])
+    links = {
+        node: [link for link in incidence[node] if not first <= link[0] < last] for node in touched
+    }
+    for offset, (a, b) in enumerate(paths, first):
+        links[a].append((offset, 0))
+        links[b].append((offset, 1))
+    for node, found in links.items():
+        incidence[node] = tuple(sorted(found))
+    hex_paths = dict(before.hex_paths)
+    hex_paths[hex_] = range(first, first + part.count)
+    return Network(
+        layout=before.layout,
+        stop_refs=before.stop_refs,
+        stops=before.stops[: stop.start] + tile.stops + before.stops[stop.stop :],
+        stop_nodes=before.stop_nodes,
+        path_hexes=before.path_hexes[:first] + part.path_hexes + before.path_hexes[last:],
+        path_drawn=before.path_drawn[:first] + part.path_drawn + before.path_drawn[last:],
+        path_nodes=before.path_nodes[:first] + part.path_nodes + before.path_nodes[last:],
+        incidence=tuple(incidence),
+        hex_paths=hex_paths,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _HexPart:
-    """One hex's share of a network: its stops, and its paths with their nodes."""
+    """One hex's share of a network: its paths with their nodes, then holes up to the room
+    each hex has."""
 
-    stop_refs: tuple[StopRef, ...]
+    count: int
     path_hexes: tuple[str, ...]
     path_drawn: tuple[TrackPath, ...]
     path_nodes: tuple[tuple[int, int], ...]
@@ -139,28 +177,75 @@ class _HexPart:
 
 @dataclass(eq=False)
 class _Parts:
-    """Per title: its hexes in order, and each hex's part by what is on it and where its stops
-    are numbered from (the same in every position of a game: tiles keep the hex's stops)."""
+    """Per title: its hexes in order, where each hex's stops and paths are numbered (the same
+    in every position of a game: tiles keep the hex's stops), and each hex's part by what is
+    on it."""
 
+    layout: Layout
     hexes: tuple[str, ...]
-    known: dict[tuple[str, str, bool, int, int], _HexPart] = field(default_factory=dict)
+    #: Per hex, the slice of its stops among the network's stops, and of its path numbers.
+    stop_slots: Mapping[str, range]
+    path_slots: Mapping[str, tuple[int, int]]
+    stop_refs: tuple[StopRef, ...]
+    stop_nodes: Mapping[StopRef, int]
+    room: int
+    known: dict[tuple[str, str, bool, int], _HexPart] = field(default_factory=dict)
+
+    @property
+    def side_count(self) -> int:
+        return len(self.layout.side_names)
+
+    def part(self, hex_: str, tile: Tile, rotation: int) -> _HexPart:
+        key = (hex_, tile.name, tile.printed, rotation)
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = self._make(hex_, tile, rotation)
+        return found
+
+    def _make(self, hex_: str, tile: Tile, rotation: int) -> _HexPart:
+        stops = self.stop_slots[hex_]
+        if len(tile.stops) != len(stops):
+            raise ValueError(f"tile {tile.name} on {hex_} has not the hex's stops")
+        paths = tile.paths_at(rotation)
+        first_stop = self.side_count + stops.start
+        holes = self.room - len(paths)
+        return _HexPart(
+            count=len(paths),
+            path_hexes=(hex_,) * len(paths) + ("",) * holes,
+            path_drawn=paths + (HOLE,) * holes,
+            path_nodes=tuple(
+                (_node(self.layout, hex_, a, first_stop), _node(self.layout, hex_, b, first_stop))
+                for a, b in paths
+            )
+            + (HOLE,) * holes,
+        )
 
 
 @cache
 def _parts_of(title: Title) -> _Parts:
-    return _Parts(tuple(sorted(title.hexes)))
-
-
-def _hex_part(layout: Layout, hex_: str, tile: Tile, rotation: int, first_stop: int) -> _HexPart:
-    paths = tile.paths_at(rotation)
-    return _HexPart(
-        stop_refs=tuple((hex_, i) for i in range(len(tile.stops))),
-        path_hexes=(hex_,) * len(paths),
-        path_drawn=paths,
-        path_nodes=tuple(
-            (_node(layout, hex_, a, first_stop), _node(layout, hex_, b, first_stop))
-            for a, b in paths
-        ),
+    layout = layout_of(title)
+    hexes = tuple(sorted(title.hexes))
+    room = max(
+        len(tile.paths)
+        for tile in [*title.tiles.values(), *(h.printed for h in title.hexes.values())]
+    )
+    stop_slots: dict[str, range] = {}
+    stop_refs: list[StopRef] = []
+    path_slots: dict[str, tuple[int, int]] = {}
+    for index, hex_ in enumerate(hexes):
+        count = len(title.hexes[hex_].printed.stops)
+        stop_slots[hex_] = range(len(stop_refs), len(stop_refs) + count)
+        stop_refs.extend((hex_, i) for i in range(count))
+        path_slots[hex_] = (index * room, (index + 1) * room)
+    sides = len(layout.side_names)
+    return _Parts(
+        layout=layout,
+        hexes=hexes,
+        stop_slots=stop_slots,
+        path_slots=path_slots,
+        stop_refs=tuple(stop_refs),
+        stop_nodes={ref: sides + i for i, ref in enumerate(stop_refs)},
+        room=room,
     )
 
 
