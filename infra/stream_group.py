@@ -1,9 +1,14 @@
 """One consumer of a Redis Streams consumer group: entries not yet delivered to anyone, and
 entries another consumer read and never acknowledged (it died), each named by one field. The
-summary projector (its change notes) and the notifier (the summary feed) read their shards so."""
+summary projector (its change notes) and the notifier (the summary feed) read their shards so,
+in passes (`follow`)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
 from typing import cast
 
 from redis.asyncio import Redis
@@ -11,6 +16,11 @@ from redis.exceptions import ResponseError
 
 #: (entry id, the entry's named field) pairs read from a stream
 Named = list[tuple[bytes, str]]
+#: One pass over a group's shards, abandoned entries claimed too when told so: how many it
+#: handled.
+Pass = Callable[[bool], Awaitable[int]]
+
+log = logging.getLogger(__name__)
 
 
 class ConsumerGroup:
@@ -54,3 +64,36 @@ class ConsumerGroup:
             key, self.group, self.consumer, idle_ms, "0-0", count=self._count
         )
         return [(entry_id, fields[self._field].decode()) for entry_id, fields in reply[1] if fields]
+
+
+async def follow(
+    pass_once: Pass,
+    stop: asyncio.Event,
+    *,
+    what: str,
+    claim_idle_ms: int,
+    idle_seconds: float,
+    gather_seconds: float,
+    failures: tuple[type[Exception], ...],
+) -> None:
+    """Runs `pass_once` until `stop`: resting `idle_seconds` after a pass that found nothing,
+    and starting the next no sooner than `gather_seconds` after a busy one began, so that under
+    load a pass takes many games' changes in one round trip instead of a few in many. Abandoned
+    entries are claimed every `claim_idle_ms`; a pass that fails with one of `failures` is
+    logged (as `what`'s) and tried again."""
+    claimed_at = 0.0
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        began = loop.time()
+        claim = began - claimed_at > claim_idle_ms / 1000
+        if claim:
+            claimed_at = began
+        try:
+            handled = await pass_once(claim)
+        except failures as error:
+            log.warning("%s pass failed, will try again: %s", what, error)
+            handled = 0
+        rest = gather_seconds - (loop.time() - began) if handled else idle_seconds
+        if rest > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), rest)

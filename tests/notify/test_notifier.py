@@ -8,17 +8,27 @@ import hashlib
 import hmac
 import json
 from collections.abc import AsyncIterator
-from typing import cast
+from typing import Any, cast
 
 import pytest
+import redis
 import redis.asyncio
 
 from infra.settings import load
-from services.notify.keys import due_key, feed_key, game_players_key, health_key, outbox_key
+from services.notify.keys import (
+    due_key,
+    feed_key,
+    game_players_key,
+    health_key,
+    outbox_key,
+    turns_key,
+)
+from services.notify.shell import feed
 from services.notify.shell.feed import GROUP
 from services.notify.shell.server import Notifier, build_notify
 from services.notify.shell.settings import NotifySettings
 from services.notify.targets import WebhookGuard, set_notification_target
+from services.notify.turns import Told, to_tell
 from services.projections.game_summaries import shard_of, summary_key
 from shikoku.v1 import lobby_pb2
 from tests.notify.receiver import Receiver
@@ -222,3 +232,31 @@ async def test_a_delivery_in_hand_when_its_sender_died_is_sent_again_after_its_l
     clock.ms += 60_000
     await pass_once(second)
     assert sorted(receiver.events()) == [("game_started", "p-b"), ("your_turn", "p-b")]
+
+
+async def test_a_game_told_by_another_notifier_meanwhile_is_read_again_and_not_told_twice(
+    redis_client: redis.asyncio.Redis, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between this notifier's read of the game and its queueing, another notifier records
+    that it told the same turn: the queueing is refused, the game read again, nothing told."""
+    await seat_players(redis_client, receiver)
+    built = notifier(redis_client, Clock())
+    await play(redis_client, 3, [1])
+    address = redis_client.connection_pool.connection_kwargs
+    other = redis.Redis(host=address["host"], port=address["port"])
+    decisions: list[int] = []
+
+    def told_meanwhile(*args: Any) -> Any:
+        if not decisions:
+            other.hset(turns_key(SHARD), GAME, Told(3, (1,), False).to_json())
+        decisions.append(args[2])
+        return to_tell(*args)
+
+    monkeypatch.setattr(feed, "to_tell", told_meanwhile)
+    assert await built.feed.run_once() == 1
+    other.close()
+    assert decisions == [3, 3]  # decided twice: before and after the other's record
+    await built.sender.run_once()
+    await built.sender.settle()
+    assert receiver.received == []
+    assert (await redis_client.xpending(feed_key(SHARD), GROUP))["pending"] == 0

@@ -15,15 +15,15 @@ another after `claim_idle_ms` with XAUTOCLAIM.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
-from infra.stream_group import ConsumerGroup
+from infra.stream_group import ConsumerGroup, follow
 from kernel.rejection import Rejected
 from services.projections.game_summaries import (
     DEFAULT_CHANGE_SHARDS,
@@ -50,6 +50,9 @@ return {1, tonumber(ARGV[1])}
 """
 #: Events read back at a time to find the cause (and its time) of a summarised version.
 CAUSE_WINDOW = 16
+#: Rest after a pass that found nothing; the least time from a busy pass to the next (a listing
+#: lags at most this much more, and a pass writes many games' summaries at once).
+IDLE_SECONDS, GATHER_SECONDS = 0.5, 0.05
 
 
 def summarise(game_id: str, version: int, state: GameState) -> dict[str, Any]:
@@ -107,48 +110,38 @@ class SummaryProjector:
 
     async def handle(self, shard: int, notes: Notes) -> None:
         """Brings the summary of each noted game up to its current version, then acknowledges
-        the notes: idempotent, so notes handled twice change nothing."""
+        the notes: idempotent, so notes handled twice change nothing. The shard's summaries are
+        written and announced in one round trip, and acknowledged in another once written."""
         if not notes:
             return
+        summaries = []
         for game_id in dict.fromkeys(game_id for _entry, game_id in notes):
             loaded = await self._games.load(game_id)
             document = summarise(game_id, loaded.version, loaded.state)
             moved_at_ms = loaded.at_ms or await self.moved_at_ms(game_id, loaded.version)
-            await self.store_and_announce(game_id, loaded.version, document, moved_at_ms)
+            summaries.append((game_id, loaded.version, document, moved_at_ms))
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for summary in summaries:
+                self._store_and_announce(pipe, *summary)
+            await pipe.execute()
         await self._redis.xack(changes_key(shard), GROUP, *(entry for entry, _game in notes))
 
     async def write(self, game_id: str, version: int, document: dict[str, Any]) -> bool:
         """Stores the summary unless one of the same or a later version is there."""
-        written, _stored = await self.store(game_id, version, document)
-        return written
-
-    async def store(
-        self, game_id: str, version: int, document: dict[str, Any], moved_at_ms: int = 0
-    ) -> tuple[bool, int]:
-        """As `write`, with when `version` moved; also returns the version stored now."""
-        written, stored = await self._write(
-            keys=[summary_key(game_id)], args=[version, json.dumps(document), moved_at_ms]
+        written, _stored = await self._write(
+            keys=[summary_key(game_id)], args=[version, json.dumps(document), 0]
         )
-        return bool(written), int(stored)
+        return bool(written)
 
-    async def store_and_announce(
-        self, game_id: str, version: int, document: dict[str, Any], moved_at_ms: int
+    def _store_and_announce(
+        self, pipe: Pipeline, game_id: str, version: int, document: dict[str, Any], moved_at: int
     ) -> None:
-        """`store`, and the feed's note that the stored summary is at `version` or later (a
-        newer one may be there already), in one pipeline."""
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.eval(
-                SUMMARY_SCRIPT,
-                1,
-                summary_key(game_id),
-                version,
-                json.dumps(document),
-                moved_at_ms,
-            )
-            feed = feed_entry(game_id, version, self.shards)
-            fields: dict[Any, Any] = dict(feed.fields)
-            pipe.xadd(feed.stream, fields, maxlen=feed.kept, approximate=True)
-            await pipe.execute()
+        """Into `pipe`: the summary stored unless a newer one is there, and the feed's note
+        that the stored summary is at `version` or later."""
+        pipe.eval(SUMMARY_SCRIPT, 1, summary_key(game_id), version, json.dumps(document), moved_at)
+        feed = feed_entry(game_id, version, self.shards)
+        fields: dict[Any, Any] = dict(feed.fields)
+        pipe.xadd(feed.stream, fields, maxlen=feed.kept, approximate=True)
 
     async def moved_at_ms(self, game_id: str, version: int) -> int:
         """When the event of `version` was written: the time its batch's command was accepted,
@@ -172,20 +165,14 @@ class SummaryProjector:
             handled += len(notes)
         return handled
 
-    async def run(self, stop: asyncio.Event, interval: float = 0.5) -> None:
-        """Passes until `stop`, resting `interval` when there was nothing to do; abandoned
-        notes are looked for every `claim_idle_ms`."""
-        claimed_at = 0.0
-        loop = asyncio.get_running_loop()
-        while not stop.is_set():
-            claim = loop.time() - claimed_at > self.claim_idle_ms / 1000
-            if claim:
-                claimed_at = loop.time()
-            try:
-                handled = await self.run_once(claim)
-            except (RedisError, Rejected) as error:
-                log.warning("summary pass failed, will try again: %s", error)
-                handled = 0
-            if not handled:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), interval)
+    async def run(self, stop: asyncio.Event) -> None:
+        """Passes until `stop` (`infra.stream_group.follow`)."""
+        await follow(
+            self.run_once,
+            stop,
+            what="summary",
+            claim_idle_ms=self.claim_idle_ms,
+            idle_seconds=IDLE_SECONDS,
+            gather_seconds=GATHER_SECONDS,
+            failures=(RedisError, Rejected),
+        )
