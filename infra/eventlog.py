@@ -146,8 +146,11 @@ class EventLog(Protocol):
         """Events with from_version <= version <= to_version (to the end if None)."""
         ...
 
-    async def read_many(self, aggregate_ids: Sequence[str]) -> list[list[StoredEvent]]:
-        """The whole logs of several aggregates, in the order asked."""
+    async def read_many(
+        self, aggregate_ids: Sequence[str], from_versions: Sequence[int] = ()
+    ) -> list[list[StoredEvent]]:
+        """The logs of several aggregates, in the order asked: each whole, or from its
+        `from_versions` entry on when given."""
         ...
 
     def follow(
@@ -310,9 +313,12 @@ class MemoryEventLog:
         await asyncio.sleep(0)
         return self._read(aggregate_id, from_version, to_version)
 
-    async def read_many(self, aggregate_ids: Sequence[str]) -> list[list[StoredEvent]]:
+    async def read_many(
+        self, aggregate_ids: Sequence[str], from_versions: Sequence[int] = ()
+    ) -> list[list[StoredEvent]]:
         await asyncio.sleep(0)
-        return [self._read(aggregate_id, 1, None) for aggregate_id in aggregate_ids]
+        starts = from_versions or [1] * len(aggregate_ids)
+        return [self._read(a, start, None) for a, start in zip(aggregate_ids, starts, strict=True)]
 
     def _read(
         self, aggregate_id: str, from_version: int, to_version: int | None

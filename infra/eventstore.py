@@ -584,11 +584,15 @@ class EventStore:
         )
         return [_decode(entry_id, fields) for entry_id, fields in entries]
 
-    async def read_many(self, aggregate_ids: Sequence[str]) -> list[list[StoredEvent]]:
-        """The whole logs of several aggregates, in one round trip."""
+    async def read_many(
+        self, aggregate_ids: Sequence[str], from_versions: Sequence[int] = ()
+    ) -> list[list[StoredEvent]]:
+        """The logs of several aggregates, each whole or from its `from_versions` entry on, in
+        one round trip."""
+        starts = from_versions or [1] * len(aggregate_ids)
         async with self._redis.pipeline(transaction=False) as pipe:
-            for aggregate_id in aggregate_ids:
-                pipe.xrange(self.key(aggregate_id))
+            for aggregate_id, start in zip(aggregate_ids, starts, strict=True):
+                pipe.xrange(self.key(aggregate_id), f"{max(start, 1)}-0")
             replies = cast(list[Entries], await pipe.execute())
         return [[_decode(entry_id, fields) for entry_id, fields in entries] for entries in replies]
 

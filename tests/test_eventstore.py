@@ -184,6 +184,8 @@ async def test_several_logs_read_at_once_are_each_log_whole(backend: Backend) ->
     assert logs == [await log.read(two), [], await log.read(one)]
     assert [len(events) for events in logs] == [1, 0, 2]
     assert await log.read_many([]) == []
+    tails = await log.read_many([one, two, one], from_versions=[2, 1, 3])
+    assert tails == [await log.read(one, 2), await log.read(two), []]
 
 
 async def test_kinds_of_aggregate_are_separate_logs(backend: Backend) -> None:

@@ -153,7 +153,23 @@ class GameRepository:
                 raise self._not_found(game_id, version)
             return Loaded(len(log), undo.state_of(log), _last_at_ms(log))
         cached = self._latest.get(game_id) or await self._from_snapshot(game_id)
-        stored = await self._store.read(game_id, cached.version + 1)
+        return await self._extended(
+            game_id, cached, await self._store.read(game_id, cached.version + 1)
+        )
+
+    async def load_latest(self, game_ids: Sequence[str]) -> list[Loaded]:
+        """The latest states of several games, their logs' tails read in one round trip.
+        NOT_FOUND if one of them is no game."""
+        cached = [self._latest.get(g) or await self._from_snapshot(g) for g in game_ids]
+        tails = await self._store.read_many(game_ids, [c.version + 1 for c in cached])
+        return [
+            await self._extended(game_id, kept, tail)
+            for game_id, kept, tail in zip(game_ids, cached, tails, strict=True)
+        ]
+
+    async def _extended(self, game_id: str, cached: Loaded, stored: list[StoredEvent]) -> Loaded:
+        """`cached` with the log's `stored` events after it (the whole log again after an
+        undo), kept as the latest."""
         tail = [to_domain(event) for event in stored]
         if any(isinstance(event, Undone) for event in tail):
             log = await self.log(game_id)

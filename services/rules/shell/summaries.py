@@ -110,13 +110,14 @@ class SummaryProjector:
 
     async def handle(self, shard: int, notes: Notes) -> None:
         """Brings the summary of each noted game up to its current version, then acknowledges
-        the notes: idempotent, so notes handled twice change nothing. The shard's summaries are
-        written and announced in one round trip, and acknowledged in another once written."""
+        the notes: idempotent, so notes handled twice change nothing. The shard's games are read in
+        one round trip, their summaries written and announced in another, and the notes
+        acknowledged in a third once written."""
         if not notes:
             return
+        game_ids = list(dict.fromkeys(game_id for _entry, game_id in notes))
         summaries = []
-        for game_id in dict.fromkeys(game_id for _entry, game_id in notes):
-            loaded = await self._games.load(game_id)
+        for game_id, loaded in zip(game_ids, await self._games.load_latest(game_ids), strict=True):
             document = summarise(game_id, loaded.version, loaded.state)
             moved_at_ms = loaded.at_ms or await self.moved_at_ms(game_id, loaded.version)
             summaries.append((game_id, loaded.version, document, moved_at_ms))
