@@ -89,9 +89,7 @@ async def relay_error(error: grpc.aio.AioRpcError, context: Context) -> None:
         # the call's own code and message are still the truth; an UNKNOWN would not be.
         status = None
     if status is not None:
-        await context.abort_with_status(
-            rpc_status.to_status(status)
-        )
+        await context.abort_with_status(rpc_status.to_status(status))
     await context.abort(error.code(), error.details() or "")
 
 

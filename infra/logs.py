@@ -37,6 +37,7 @@ _SECRETS = (
     (re.compile(r"(rediss?(?:\+cluster)?://[^:/@\s]*:)[^@\s]+@"), r"\1***@"),
 )
 
+
 def announce(line: str) -> None:
     """`line` on stdout, for the launcher that reads it ("rules listening on ..."), in a single
     write: the services run unbuffered (`python -u`) with stderr in the same pipe, and print()
