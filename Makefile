@@ -136,6 +136,7 @@ run-cluster: setup
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 	$(BIN)/lint-imports
 	$(BIN)/buf lint
