@@ -424,16 +424,20 @@ def next_events(state: GameState, stock_round: StockRound, last: ev.Event) -> li
     return []
 
 
+#: Events after which a presidency may change hands, and a corporation may float (made once:
+#: `after_share_change` follows every event).
+_SHARES_CHANGED = (ev.CorporationStarted, ev.ShareBought, ev.SharesSold, ev.PrivateExchanged)
+_SHARES_GAINED = (ev.CorporationStarted, ev.ShareBought, ev.PresidencyChanged, ev.PrivateExchanged)
+
+
 def after_share_change(state: GameState, last: ev.Event) -> ev.Event | None:
     """A presidency changing hands (7.5) or a corporation floating (7.4), in whatever round a
     share changed hands."""
-    changed = ev.CorporationStarted | ev.ShareBought | ev.SharesSold | ev.PrivateExchanged
-    if isinstance(last, changed):
+    if isinstance(last, _SHARES_CHANGED):
         corporation = state.corporation(last.corporation)
         if (presidency := _presidency_change(state, corporation)) is not None:
             return presidency
-    gained = ev.CorporationStarted | ev.ShareBought | ev.PresidencyChanged | ev.PrivateExchanged
-    if isinstance(last, gained):
+    if isinstance(last, _SHARES_GAINED):
         corporation = state.corporation(last.corporation)
         if not corporation.floated and corporation.initial_offering <= SHARES_PER_CORPORATION // 2:
             return ev.CorporationFloated(corporation=corporation.id, capital=10 * corporation.par)

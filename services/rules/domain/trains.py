@@ -47,8 +47,23 @@ def depot_trains(state: GameState) -> list[str]:
     ]
 
 
+#: The last state and corporation asked about, by identity, with their offers: a memo of
+#: `_offers` (the train step asks twice or three times a state: whether it ends by itself,
+#: then what may be done). Holding them, their ids are not reused.
+_LAST: list[tuple[GameState, Corporation, tuple[TrainOffer, ...]]] = []
+
+
 def offers(state: GameState, corporation: Corporation) -> list[TrainOffer]:
     """Every train `corporation` may buy now with its own treasury."""
+    last = _LAST[0] if _LAST else None
+    if last is not None and last[0] is state and last[1] is corporation:
+        return list(last[2])
+    found = _offers(state, corporation)
+    _LAST[:] = [(state, corporation, tuple(found))]
+    return found
+
+
+def _offers(state: GameState, corporation: Corporation) -> list[TrainOffer]:
     title = state.title_model
     found: list[TrainOffer] = []
     at_limit = len(corporation.trains) >= train_limit(state)
