@@ -58,8 +58,8 @@ import redis
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from bench.bench_load import cpu_seconds, watched_processes
-from bench.processes import machine, rss_mb
+from bench.bench_load import cpu_seconds, rss_total, watched_processes
+from bench.processes import machine
 from shikoku.v1 import game_pb2, routes_pb2
 from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, ShikokuError
@@ -446,7 +446,7 @@ def used_memory(client: redis.Redis) -> int:
 
 def rss(system: System) -> dict[str, float]:
     pids = watched_processes(system)
-    return {name: rss_mb(pid) for name, pid in pids.items() if name in SERVICES}
+    return {name: rss_total(pid) for name, pid in pids.items() if name in SERVICES}
 
 
 def read_all(system: System, tables: dict[str, SeatedTable], ids: list[str]) -> None:

@@ -30,6 +30,7 @@ Settings (environment):
   SHIKOKU_LOAD_OPEN_RATE    commands/s offered by each open-loop game, default 2
   SHIKOKU_LOAD_OPEN_SECONDS seconds of the open loop, default 20
   SHIKOKU_LOAD_DECIDE_GAMES random games for the in-process decide rate, default 10
+  SHIKOKU_LOAD_GATEWAYS     gateway processes (the bots balance over them), default 1
   SHIKOKU_LOAD_LIVE         live games of the lobby's sweep, default 5,50,200: the same
                             SHIKOKU_LOAD_LIVE_RATE commands/s in all (default 200), spread over
                             them, for SHIKOKU_LOAD_LIVE_SECONDS each (default 10), so that only
@@ -100,14 +101,24 @@ LIVE_LEVELS = sorted({scaled(int(n)) for n in setting("SHIKOKU_LOAD_LIVE", "5,50
 LIVE_RATE = float(setting("SHIKOKU_LOAD_LIVE_RATE", "200"))
 LIVE_SECONDS = float(setting("SHIKOKU_LOAD_LIVE_SECONDS", "10"))
 WARM_UP_GAMES, WARM_UP_SECONDS = 4, 3.0
+GATEWAYS = int(setting("SHIKOKU_LOAD_GATEWAYS", "1"))
 
 
 # -- the machine and its processes ------------------------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time of the process (all its threads) so far."""
-    return thread_seconds(pid)
+#: A service's processes (several when it runs as several), by the service's name.
+Processes = dict[str, list[int]]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time of the processes (all their threads) so far."""
+    return sum(thread_seconds(pid) for pid in pids)
+
+
+def rss_total(pids: list[int]) -> float:
+    """The processes' resident memory together, MB."""
+    return sum(rss_mb(pid) for pid in pids)
 
 
 def machine_jiffies() -> tuple[int, int]:
@@ -138,13 +149,16 @@ class OthersMeter:
         return max(0.0, ((busy - self._busy) / CLOCK_TICKS - (self._own() - self._ours)) / elapsed)
 
 
-def watched_processes(system: System) -> dict[str, int]:
-    """Every process of the system by name, and this one (the load generator) as `loadgen`."""
-    pids = {service.name: service.process.pid for service in system.services}
+def watched_processes(system: System) -> Processes:
+    """The processes of each service of the system (several when it runs as several), and
+    this one (the load generator) as `loadgen`."""
+    pids: dict[str, list[int]] = defaultdict(list)
+    for service in system.services:
+        pids[service.name].append(service.process.pid)
     for n, pid in enumerate(redis_pids()):
-        pids["redis" if n == 0 else f"redis{n}"] = pid
-    pids["loadgen"] = os.getpid()
-    return pids
+        pids["redis" if n == 0 else f"redis{n}"] = [pid]
+    pids["loadgen"] = [os.getpid()]
+    return dict(pids)
 
 
 # -- figures ----------------------------------------------------------------------------------
@@ -394,13 +408,13 @@ def run_level(
     except threading.BrokenBarrierError:
         crashes = {bot.record.crash for bot in bots if bot.record.crash}
         raise RuntimeError(f"{label}: the bots could not seat their tables: {crashes}") from None
-    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    before = {name: cpu_seconds(each) for name, each in pids.items()}
     busy_before, all_before = machine_jiffies()
     window.start = time.perf_counter()
     window.end = window.start + seconds
     window.go.set()
     time.sleep(max(0.0, window.end - time.perf_counter()))
-    cpu = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+    cpu = {name: cpu_seconds(each) - before[name] for name, each in pids.items()}
     busy_after, all_after = machine_jiffies()
     elapsed = (all_after - all_before) / CLOCK_TICKS  # CPU-seconds of every CPU
     machine_busy = (busy_after - busy_before) / CLOCK_TICKS / elapsed
@@ -412,7 +426,7 @@ def run_level(
         record.merge(bot.record)
         if bot.thread.is_alive():
             record.crash = record.crash or "a bot did not finish its last call"
-    rss = {name: rss_mb(pid) for name, pid in pids.items()}
+    rss = {name: rss_total(each) for name, each in pids.items()}
     return Level(label, games, seconds, record, cpu, rss, machine_busy, others)
 
 
@@ -588,7 +602,7 @@ def in_process() -> InProcess:
 def load_levels(log: TextIO) -> list[Level]:
     """The closed-loop levels, then the open loop, on one system started for them."""
     levels: list[Level] = []
-    with System.on_free_ports(log=log) as system:
+    with System.on_free_ports(log=log, processes={"gateway": GATEWAYS}) as system:
         run_level(system, "warm-up", WARM_UP_GAMES, WARM_UP_SECONDS, seed=999_000)
         for n, games in enumerate(LEVELS):
             level = run_level(system, "closed", games, LEVEL_SECONDS, seed=1000 * (n + 1))
@@ -619,6 +633,7 @@ def main() -> None:
     print(
         f"closed-loop levels {LEVELS} x {LEVEL_SECONDS:.0f} s; open loop {OPEN_GAMES} games x "
         f"{OPEN_RATE:g} cmd/s for {OPEN_SECONDS:.0f} s; {SEATS}-player random-bot games; "
+        f"{GATEWAYS} gateway process{'es' if GATEWAYS > 1 else ''}; "
         f"SHIKOKU_RATE_PER_SECOND={os.environ['SHIKOKU_RATE_PER_SECOND']}"
     )
     print()

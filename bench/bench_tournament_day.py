@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 
-from bench.bench_load import cpu_seconds, percentile, watched_processes
-from bench.processes import machine, rss_mb
+from bench.bench_load import Processes, cpu_seconds, percentile, rss_total, watched_processes
+from bench.processes import machine
 from shikoku.v1 import game_pb2, lobby_pb2, lobby_pb2_grpc
 from shikoku_dev.supervisor import System
 from shikoku_sdk import Client, RandomPlayer
@@ -105,7 +105,7 @@ def register(lobby: lobby_pb2_grpc.LobbyServiceStub, name: str) -> tuple[str, st
     return answer.player_id, answer.credential
 
 
-def cpu_percent(pids: dict[str, int], seconds: float) -> dict[str, float]:
+def cpu_percent(pids: Processes, seconds: float) -> dict[str, float]:
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     time.sleep(seconds)
     return {name: 100 * (cpu_seconds(pid) - before[name]) / seconds for name, pid in pids.items()}
@@ -142,7 +142,7 @@ def main() -> None:
             metadata=bearer(host.credential),
         )
         pids = watched_processes(system)
-        rss_before = {name: rss_mb(pid) for name, pid in pids.items()}
+        rss_before = {name: rss_total(pid) for name, pid in pids.items()}
         begin = time.perf_counter()
         started = lobby.StartRound(
             lobby_pb2.StartRoundRequest(
@@ -179,10 +179,10 @@ def main() -> None:
             text=True,
             env=dict(os.environ, TERM="dumb", COLUMNS="200"),
         )
-        pids["status --watch"] = watcher.pid
+        pids["status --watch"] = [watcher.pid]
         try:
             time.sleep(2)
-            rss_live = {name: rss_mb(pid) for name, pid in pids.items()}
+            rss_live = {name: rss_total(pid) for name, pid in pids.items()}
             resting = cpu_percent(pids, WINDOW_SECONDS)
             acknowledged, playing = play_sample(system, round_, credentials, pids)
             print_figures(pids, rss_before, rss_live, resting, playing, len(round_.tables))
@@ -199,7 +199,7 @@ def play_sample(
     system: System,
     round_: lobby_pb2.TournamentRound,
     credentials: dict[str, str],
-    pids: dict[str, int],
+    pids: Processes,
 ) -> tuple[list[Acknowledged], dict[str, float]]:
     """Plays `SAMPLE` tables at human pace over one window; the commands acknowledged, and
     each process's CPU over the window."""
@@ -253,7 +253,7 @@ def play_sample(
 
 
 def print_figures(
-    pids: dict[str, int],
+    pids: Processes,
     rss_before: dict[str, float],
     rss_live: dict[str, float],
     resting: dict[str, float],

@@ -154,7 +154,8 @@ class System:
     """Redis (embedded unless REDIS_URL is set) and the four services, started in order and
     stopped in reverse; `env` overrides the environment (addresses, REDIS_URL). `cluster`: the
     embedded Redis is a cluster of 3 masters with a replica each, and appends wait for one
-    replica; `replicas`: processes of each service but the web bridge."""
+    replica; `replicas`: processes of each service but the web bridge and the notifier, unless
+    `processes` gives a service's own count (e.g. {"gateway": 2})."""
 
     def __init__(
         self,
@@ -164,8 +165,13 @@ class System:
         log: TextIO | None = None,
         cluster: bool = False,
         replicas: int = 1,
+        processes: Mapping[str, int] | None = None,
     ) -> None:
-        if replicas < 1:
+        self._processes = {name: replicas for name, _module in SERVICES if name not in SINGLE}
+        if wrong := set(processes or {}) - set(self._processes):
+            raise ValueError(f"these do not run as several processes: {sorted(wrong)}")
+        self._processes.update(processes or {})
+        if min(self._processes.values()) < 1:
             raise ValueError("every service needs at least one process")
         self.env = dict(os.environ if env is None else env)
         self.log = log
@@ -184,13 +190,17 @@ class System:
 
     @classmethod
     def on_free_ports(
-        cls, log: TextIO | None = None, cluster: bool = False, replicas: int = 1
+        cls,
+        log: TextIO | None = None,
+        cluster: bool = False,
+        replicas: int = 1,
+        processes: Mapping[str, int] | None = None,
     ) -> System:
         """A private system on loopback ports nobody else uses, with its own Redis."""
         env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
         for name, _module in SERVICES:
             env[f"SHIKOKU_{name.upper()}_ADDR"] = f"127.0.0.1:{free_port()}"
-        return cls(env, log=log, cluster=cluster, replicas=replicas)
+        return cls(env, log=log, cluster=cluster, replicas=replicas, processes=processes)
 
     @property
     def gateway(self) -> str:
@@ -271,16 +281,14 @@ class System:
     def _spread_replicas(self) -> dict[str, list[str]]:
         """With several replicas: each one's own address (the first keeps the configured one,
         the others take free ports), and every service's setting naming all of them."""
-        if self.replicas == 1:
-            return {}
         listens: dict[str, list[str]] = {}
-        for name, _module in SERVICES:
-            if name in SINGLE:
+        for name, count in self._processes.items():
+            if count == 1:
                 continue
             setting = f"SHIKOKU_{name.upper()}_ADDR"
             first = self.env.get(setting, _DEFAULT_ADDRESSES[name])
             host = first.rpartition(":")[0]
-            others = [f"{host}:{self._unclaimed_port()}" for _ in range(self.replicas - 1)]
+            others = [f"{host}:{self._unclaimed_port()}" for _ in range(count - 1)]
             listens[name] = [first, *others]
             self.env[setting] = ",".join(listens[name])
         return listens
