@@ -10,7 +10,6 @@ each round module saying what comes next. `evolve` only bookkeeps.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import islice
 
 from kernel.rejection import Kind, Rejected
 from services.rules.domain import abilities, auction, operating_round, setup, stock_round
@@ -106,10 +105,12 @@ def _only_pass(state: GameState) -> list[Event]:
     kept waiting (and the site's engine, whose logs we replay, does the same)."""
     if state.result is not None or _waits(state):
         return []
-    # The first two options tell: the lays, tokens and shares beyond them are never looked at.
-    options = list(islice(_each_in_turn(state), 2))
-    if len(options) == 1 and isinstance(options[0], PassOption):
-        return _decide_in_round(state, Pass(options[0].seat))
+    # The first option tells, when it is not a pass; else the second: the lays, tokens and
+    # shares beyond them are never looked at.
+    options = _each_in_turn(state)
+    first = next(options, None)
+    if isinstance(first, PassOption) and next(options, None) is None:
+        return _decide_in_round(state, Pass(first.seat))
     return []
 
 
