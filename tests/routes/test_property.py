@@ -270,6 +270,43 @@ def test_the_turn_bound_is_never_below_a_walk_it_bounds() -> None:
     assert checked > CHECKED_GRAPHS
 
 
+def test_a_step_gives_the_component_a_fresh_flood_gives() -> None:
+    # `step` keeps the component after a connection by the component left and the connection
+    # alone: random walks (beside another train's track or not) reach the same state by
+    # different paths, and each step's component equals a flood from scratch.
+    rng = random.Random(14)
+    hits = 0
+    for _, graph, walks in small_graphs(1898, CHECKED_GRAPHS):
+        index = build_index(graph)
+        search = deep._Search(index, Train("D", None), None)
+        ix = index.node_index
+        for _ in range(30):
+            gone = cut = 0
+            if walks and rng.random() < 0.5:
+                nodes, segments = rng.choice(walks)
+                gone = sum(1 << ix[v] for v in nodes if not index.node(v).is_centre)
+                cut = sum(1 << index.segment_index[s] for s in segments)
+            e = rng.choice(search.centres)
+            comp = search.component(e, gone & ~(1 << e), cut)
+            gone |= 1 << e
+            while not search.terminal[e]:
+                options = [
+                    (conn, mask)
+                    for conn, mask, segs in search.conns[e]
+                    if not mask & gone and not segs & cut
+                ]
+                if not options:
+                    break
+                conn, mask = rng.choice(options)
+                gone |= mask
+                known = len(search.steps)
+                e = conn.far
+                comp = search.step(comp, conn, gone, cut)
+                hits += len(search.steps) == known
+                assert comp == search.component(e, gone & ~(1 << e), cut), (graph, conn)
+    assert hits > CHECKED_GRAPHS
+
+
 def test_the_search_from_route_ends_equals_the_enumeration_on_larger_graphs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

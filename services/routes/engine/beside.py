@@ -162,7 +162,13 @@ class _Beside:
         for start in sorted(s.centres, key=lambda c: -s.value[c]):
             everything = sum(s.value)
             self._walk(
-                start, 1 << start, s.value[start], bool(s.tokens >> start & 1), none, everything
+                start,
+                1 << start,
+                s.value[start],
+                bool(s.tokens >> start & 1),
+                none,
+                everything,
+                s.component(start, 0),
             )
         return self._first_optimal()
 
@@ -174,10 +180,17 @@ class _Beside:
         self.kept.append((start, tuple(self.path)))
 
     def _walk(
-        self, e: int, gone: int, earned: int, token: bool, blocked: list[int], upper: int
+        self,
+        e: int,
+        gone: int,
+        earned: int,
+        token: bool,
+        blocked: list[int],
+        upper: int,
+        comp: int,
     ) -> None:
-        """Extend the prefix ending at `e`; `upper`: at most what a D route extending it
-        earns."""
+        """Extend the prefix ending at `e` (`comp`: the D's component there); `upper`: at most
+        what a D route extending it earns."""
         s = self.search
         start = self.path[0].start if self.path else e
         for conn, mask, _ in s.by_value[e]:
@@ -201,9 +214,10 @@ class _Beside:
                     self._keep(have + reach, start)
             if not s.terminal[far]:
                 need = self.best - have - others - 1
-                sub, exact = s.best(far, gone | mask, has, deep.ANY, need)
+                child_comp = s.step(comp, conn, gone | mask, 0)
+                sub, exact = s.best(far, gone | mask, has, deep.ANY, need, 0, (comp, conn))
                 if exact:
-                    self._walk(far, gone | mask, have, has, child, have + sub)
+                    self._walk(far, gone | mask, have, has, child, have + sub, child_comp)
             self.path.pop()
 
     # -- the tie-break ------------------------------------------------------------------------

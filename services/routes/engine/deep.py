@@ -105,6 +105,8 @@ class _Search:
         self.memo: dict[tuple[int, int, int, bool, int, int], tuple[int, bool]] = {}
         self.states = 0
         self.by_track: dict[tuple[int, int, bool, int, int], tuple[int, bool]] = {}
+        #: `step`'s components, by the component left, the connection taken and `cut`.
+        self.steps: dict[tuple[int, int, int, int], int] = {}
         #: Per first step of a route (start, rank of its connection), at most what the route
         #: earns after it on the whole track: a bound for every later search beside other
         #: trains' track.
@@ -215,29 +217,60 @@ class _Search:
         if self.states & 63 == 0 and self.deadline is not None and self.deadline.passed():
             raise DeadlineExceeded
 
+    def step(self, comp: int, conn: Connection, gone: int, cut: int) -> int:
+        """The component of a walk's end after it takes `conn` (its track then `gone`), from the
+        component `comp` of the end it left: a function of `comp`, `conn` and `cut` alone (the
+        new end's component lies inside `comp`, and `comp` meets the old track only at
+        `conn.start`), so walks reaching one state by different paths flood it once."""
+        key = (comp, conn.start, conn.rank, cut)
+        found = self.steps.get(key)
+        if found is None:
+            found = self.component(conn.far, gone & ~(1 << conn.far), cut)
+            if len(self.steps) > MEMO_LIMIT:
+                self.steps.clear()
+            self.steps[key] = found
+        return found
+
     def best(
-        self, e: int, gone: int, token: bool, left: int, need: int, cut: int = 0
+        self,
+        e: int,
+        gone: int,
+        token: bool,
+        left: int,
+        need: int,
+        cut: int = 0,
+        via: tuple[int, Connection] | None = None,
     ) -> tuple[int, bool]:
         """As `_best`, first looked up by the track used itself: walks through the same nodes
-        in another order end in the same state without computing what they leave."""
+        in another order end in the same state without computing what they leave. `via`: the
+        component of the end the walk came from and the connection it took to `e`."""
         key = (e, gone, token, left, cut)
         known = self.by_track.get(key)
         if known is not None and (known[1] or known[0] <= need):
             return known
-        found = self._best(e, gone, token, left, need, cut)
+        comp = None if via is None else self.step(via[0], via[1], gone, cut)
+        found = self._best(e, gone, token, left, need, cut, comp)
         if len(self.by_track) > MEMO_LIMIT:
             self.by_track.clear()
         self.by_track[key] = found
         return found
 
     def _best(
-        self, e: int, gone: int, token: bool, left: int, need: int, cut: int = 0
+        self,
+        e: int,
+        gone: int,
+        token: bool,
+        left: int,
+        need: int,
+        cut: int = 0,
+        comp: int | None = None,
     ) -> tuple[int, bool]:
         """The best the route ending at `e` (in `gone`, as is all its track) earns from here on:
         `(value, True)`, exact, if it is more than `need`; else `(v, False)` with v <= `need`
         and nothing more than v possible. Segments of `cut` (other trains' track, whose hex
-        sides are in `gone`) are not used."""
-        comp = self.component(e, gone & ~(1 << e), cut)
+        sides are in `gone`) are not used. `comp`: the component of `e`, if known."""
+        if comp is None:
+            comp = self.component(e, gone & ~(1 << e), cut)
         # A cut segment leaves no trace in `comp` only where it joins two centres.
         key = (e, comp, gone & self.terminals, token, left, cut & self.between_centres)
         known = self.memo.get(key)
@@ -289,7 +322,9 @@ class _Search:
                 best = v
             if self.terminal[far] or further == 0:
                 continue
-            sub, exact = self.best(far, gone | mask, has, further, max(best, need) - v, cut)
+            sub, exact = self.best(
+                far, gone | mask, has, further, max(best, need) - v, cut, (comp, conn)
+            )
             if exact:
                 if sub + v > best:
                     best = sub + v
@@ -321,6 +356,7 @@ class _Search:
                 break
             left = ANY if stops is None else stops - 2
             token = bool(self.tokens >> s & 1)
+            comp: int | None = None
             for conn, mask, segs in self.by_value[s]:
                 if mask & gone or segs & cut:
                     continue
@@ -335,7 +371,11 @@ class _Search:
                 known = self.first_steps.get(first)
                 if known is not None and known + v <= best:
                     continue
-                sub, exact = self.best(far, gone | mask | 1 << s, has, left, best - v, cut)
+                if comp is None:
+                    comp = self.component(s, gone & ~(1 << s), cut)
+                sub, exact = self.best(
+                    far, gone | mask | 1 << s, has, left, best - v, cut, (comp, conn)
+                )
                 if not gone and not cut and (known is None or sub < known):
                     self.first_steps[first] = sub
                 if exact and sub + v > best:
