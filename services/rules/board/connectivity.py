@@ -150,28 +150,29 @@ class Reach:
                 if parent[state] == _UNSEEN:
                     parent[state] = _SOURCE
                     queue.append(state)
+        passable = self._passable
         while queue:
             state = queue.popleft()
             path = state >> 1
             exit_node = nodes[path][1 - (state & 1)]
             hex_ = hexes[path]
+            # Onward: across a side, by a path of another hex; through a stop, by another path.
             if exit_node < sides:
                 key = (exit_node, hex_)
                 if key in forbidden:
                     continue
-                nexts = [(p, e) for p, e in incidence[exit_node] if hexes[p] != hex_]
+                links, not_hex, not_path = incidence[exit_node], hex_, -1
             else:
                 key = (exit_node, "")
-                nexts = (
-                    [(p, e) for p, e in incidence[exit_node] if p != path]
-                    if self._passable[exit_node - sides]
-                    else []
-                )
+                links = incidence[exit_node] if passable[exit_node - sides] else ()
+                not_hex, not_path = None, path
             if key not in first:
                 first[key] = state
                 if key == target:
                     break
-            for p, e in nexts:
+            for p, e in links:
+                if p == not_path or hexes[p] == not_hex:
+                    continue
                 following = 2 * p + e
                 if parent[following] == _UNSEEN:
                     parent[following] = state

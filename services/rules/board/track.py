@@ -27,9 +27,9 @@ class Network:
     stops: tuple[Stop, ...]
     stop_nodes: Mapping[StopRef, int]
     #: Per path: its hex, its ends as drawn on the board (edges, STOP + stop index), its nodes.
-    #: Paths are numbered hex by hex, each hex with room for as many as any tile draws (`_Parts`),
-    #: so that a lay renumbers no other hex's paths; a number no tile uses is a hole no node's
-    #: incidence lists, with no hex, drawn ends or nodes (`HOLE`).
+    #: Paths are numbered hex by hex, each hex with room for as many as a tile that may lie
+    #: there draws (`_Parts`), so that a lay renumbers no other hex's paths; a number no tile
+    #: uses is a hole no node's incidence lists, with no hex, drawn ends or nodes (`HOLE`).
     path_hexes: tuple[str, ...]
     path_drawn: tuple[TrackPath, ...]
     path_nodes: tuple[tuple[int, int], ...]
@@ -183,12 +183,13 @@ class _Parts:
 
     layout: Layout
     hexes: tuple[str, ...]
-    #: Per hex, the slice of its stops among the network's stops, and of its path numbers.
+    #: Per hex, the slice of its stops among the network's stops, and of its path numbers:
+    #: room for the most paths a tile with the hex's letter, cities and towns draws (only such
+    #: a tile replaces what is there, `upgrades.fit`).
     stop_slots: Mapping[str, range]
     path_slots: Mapping[str, tuple[int, int]]
     stop_refs: tuple[StopRef, ...]
     stop_nodes: Mapping[StopRef, int]
-    room: int
     known: dict[tuple[str, str, bool, int], _HexPart] = field(default_factory=dict)
 
     @property
@@ -208,7 +209,12 @@ class _Parts:
             raise ValueError(f"tile {tile.name} on {hex_} has not the hex's stops")
         paths = tile.paths_at(rotation)
         first_stop = self.side_count + stops.start
-        holes = self.room - len(paths)
+        first, last = self.path_slots[hex_]
+        holes = last - first - len(paths)
+        if holes < 0:
+            raise ValueError(
+                f"tile {tile.name} on {hex_} draws more paths than the hex has room for"
+            )
         return _HexPart(
             count=len(paths),
             path_hexes=(hex_,) * len(paths) + ("",) * holes,
@@ -225,18 +231,22 @@ class _Parts:
 def _parts_of(title: Title) -> _Parts:
     layout = layout_of(title)
     hexes = tuple(sorted(title.hexes))
-    room = max(
-        len(tile.paths)
-        for tile in [*title.tiles.values(), *(h.printed for h in title.hexes.values())]
-    )
+    room: dict[tuple[tuple[StopKind, ...], str | None], int] = {}
+    for tile in title.tiles.values():
+        kind = _kind(tile)
+        room[kind] = max(room.get(kind, 0), len(tile.paths))
     stop_slots: dict[str, range] = {}
     stop_refs: list[StopRef] = []
     path_slots: dict[str, tuple[int, int]] = {}
-    for index, hex_ in enumerate(hexes):
-        count = len(title.hexes[hex_].printed.stops)
+    paths = 0
+    for hex_ in hexes:
+        printed = title.hexes[hex_].printed
+        count = len(printed.stops)
         stop_slots[hex_] = range(len(stop_refs), len(stop_refs) + count)
         stop_refs.extend((hex_, i) for i in range(count))
-        path_slots[hex_] = (index * room, (index + 1) * room)
+        slots = max(room.get(_kind(printed), 0), len(printed.paths))
+        path_slots[hex_] = (paths, paths + slots)
+        paths += slots
     sides = len(layout.side_names)
     return _Parts(
         layout=layout,
@@ -245,8 +255,12 @@ def _parts_of(title: Title) -> _Parts:
         path_slots=path_slots,
         stop_refs=tuple(stop_refs),
         stop_nodes={ref: sides + i for i, ref in enumerate(stop_refs)},
-        room=room,
     )
+
+
+def _kind(tile: Tile) -> tuple[tuple[StopKind, ...], str | None]:
+    """What every tile that may replace this one shares with it: cities and towns, letter."""
+    return tuple(sorted(stop.kind for stop in tile.stops)), tile.label
 
 
 def _node(layout: Layout, hex_: str, end: int, first_stop: int) -> int:
