@@ -51,9 +51,15 @@ def certificates(state: GameState, player: Player) -> int:
     token is not in the yellow or orange zone; a president's certificate counts once."""
     count = len(player.privates)
     shares = player.shares
+    if not shares:
+        return count
+    market = state.title_model.market
     for corporation in state.corporations:
         held = shares.get(corporation.id, 0)
-        if not held or _zone(state, corporation) is not Zone.NORMAL:
+        if not held:
+            continue
+        position = corporation.position  # `_zone`, with the market looked up once
+        if position is not None and market.space(position).zone is not Zone.NORMAL:
             continue
         count += held - 1 if corporation.president == player.seat else held
     return count
