@@ -185,7 +185,8 @@ def _lay(position: Position, hex_: str, tile: str, rotation: int) -> Position:
     tiles[hex_] = PlacedTile(tile, rotation % 6)
     after = Position(title=title, tiles=tiles, tokens=tokens, supply=supply)
     before = {key: value for key, value in position._track_derived.items() if key is not _LAID}
-    after._track_derived[_LAID] = (hex_, before)
+    if before:  # else there is nothing to update
+        after._track_derived[_LAID] = (hex_, before)
     return after
 
 
