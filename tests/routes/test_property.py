@@ -270,12 +270,13 @@ def test_the_turn_bound_is_never_below_a_walk_it_bounds() -> None:
     assert checked > CHECKED_GRAPHS
 
 
-def test_a_step_gives_the_component_a_fresh_flood_gives() -> None:
+def test_a_step_gives_the_component_and_bound_computed_afresh() -> None:
     # `step` keeps the component after a connection by the component left and the connection
-    # alone: random walks (beside another train's track or not) reach the same state by
-    # different paths, and each step's component equals a flood from scratch.
+    # alone, `state_turn_bound` the turn bound by the state: random walks (beside another
+    # train's track or not) reach the same state by different paths, and each step's component
+    # and bound equal those computed from scratch.
     rng = random.Random(14)
-    hits = 0
+    hits = bound_hits = 0
     for _, graph, walks in small_graphs(1898, CHECKED_GRAPHS):
         index = build_index(graph)
         search = deep._Search(index, Train("D", None), None)
@@ -286,10 +287,15 @@ def test_a_step_gives_the_component_a_fresh_flood_gives() -> None:
                 nodes, segments = rng.choice(walks)
                 gone = sum(1 << ix[v] for v in nodes if not index.node(v).is_centre)
                 cut = sum(1 << index.segment_index[s] for s in segments)
+            between = deep._bits(search.between_centres)
+            if between and rng.random() < 0.5:
+                cut |= 1 << rng.choice(between)  # track joining two centres, no hex side
             e = rng.choice(search.centres)
             comp = search.component(e, gone & ~(1 << e), cut)
             gone |= 1 << e
-            while not search.terminal[e]:
+            first = True  # a walk may start at a terminal, but not pass one
+            while first or not search.terminal[e]:
+                first = False
                 options = [
                     (conn, mask)
                     for conn, mask, segs in search.conns[e]
@@ -304,7 +310,12 @@ def test_a_step_gives_the_component_a_fresh_flood_gives() -> None:
                 comp = search.step(comp, conn, gone, cut)
                 hits += len(search.steps) == known
                 assert comp == search.component(e, gone & ~(1 << e), cut), (graph, conn)
+                bounds = len(search.turn_bounds)
+                bound = search.state_turn_bound(e, comp, gone, cut)
+                bound_hits += len(search.turn_bounds) == bounds
+                assert bound == search.turn_bound(e, gone, cut), (graph, conn)
     assert hits > CHECKED_GRAPHS
+    assert bound_hits > CHECKED_GRAPHS
 
 
 def test_the_search_from_route_ends_equals_the_enumeration_on_larger_graphs(

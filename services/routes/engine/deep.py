@@ -107,6 +107,8 @@ class _Search:
         self.by_track: dict[tuple[int, int, bool, int, int], tuple[int, bool]] = {}
         #: `step`'s components, by the component left, the connection taken and `cut`.
         self.steps: dict[tuple[int, int, int, int], int] = {}
+        #: `state_turn_bound`'s bounds.
+        self.turn_bounds: dict[tuple[int, int, int, int], int] = {}
         #: Per first step of a route (start, rank of its connection), at most what the route
         #: earns after it on the whole track: a bound for every later search beside other
         #: trains' track.
@@ -169,6 +171,20 @@ class _Search:
             rest ^= low
         bonus = _best_terminal(self.turn_ends, self.value, gone & self.terminals)
         return _block_tree_bound(_blocks(self.turn_links, e, off), self.value, bonus, e)
+
+    def state_turn_bound(self, e: int, comp: int, gone: int, cut: int) -> int:
+        """`turn_bound`, kept by the state (`e`, its component `comp`, the terminals gone and
+        the cut segments between centres): the turn graph's track from `e` lies inside `comp`
+        and meets the track gone only where `comp` does, so a state searched again (for a
+        higher `need`, or with another token) is not bounded again."""
+        key = (e, comp, gone & self.terminals, cut & self.between_centres)
+        found = self.turn_bounds.get(key)
+        if found is None:
+            found = self.turn_bound(e, gone, cut)
+            if len(self.turn_bounds) > MEMO_LIMIT:
+                self.turn_bounds.clear()
+            self.turn_bounds[key] = found
+        return found
 
     # -- bounds ------------------------------------------------------------------------------
 
@@ -300,7 +316,7 @@ class _Search:
             found = (0 if token else NONE, True)
             self.memo[key] = found
             return found
-        upper = self.turn_bound(e, gone, cut)
+        upper = self.state_turn_bound(e, comp, gone, cut)
         if upper > need and left != ANY:
             upper = min(upper, self.bound(e, comp, gone, left, cut))
         if upper <= need:
