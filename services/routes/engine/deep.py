@@ -24,6 +24,8 @@ passed twice where both hexes have two paths there), so it never falls below the
 completion: the search stays exact.
 
 The memo holds exact values, or "at most v" where a search was cut off by what was needed.
+A state's component and turn bound are kept by the state (`step`, `state_turn_bound`), so that
+walks reaching it with different track behind them compute neither again.
 
 The route returned is the first in the solver's tie-break order among the best ones: walks are
 tried in `order.walk_key` order (start node, then segment, node, ... by index; a walk before its
