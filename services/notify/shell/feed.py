@@ -34,7 +34,7 @@ Entries = list[tuple[bytes, str]]
 RACES = 5
 #: Rest after a pass that found nothing; the least time from a busy pass to the next (a turn is
 #: told at most this much later, and a pass takes many games' changes at once).
-IDLE_SECONDS, GATHER_SECONDS = 0.2, 0.05
+IDLE_SECONDS, GATHER_SECONDS = 0.2, 0.1
 
 # KEYS: turns, outbox, due, feed. ARGV: game id, the Told read ("" for none), the new Told
 # ("" to leave it), now in ms, the count of notifications, then their ids and JSON, then the
