@@ -47,6 +47,7 @@ class ChannelLife:
             return None if self.closed.is_set() else open_call()
 
     def close(self, channel: grpc.Channel) -> None:
+        """Closes `channel` once no stream is being opened on it; no stream opens after."""
         with self._lock:
             if not self.closed.is_set():
                 self.closed.set()

@@ -46,7 +46,8 @@ def steps(text: str) -> list[Step]:
 
 # What differs from run to run: (pattern, what it stands for).
 VARYING = [
-    (re.compile(r"\b[tp]-[0-9a-f]{12}~[A-Za-z0-9_-]{32}\b"), "<token>"),
+    # Not \b after it: a token may end in "-", and "-" before a quote is no word boundary.
+    (re.compile(r"\b[tp]-[0-9a-f]{12}~[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])"), "<token>"),
     (re.compile(r"\b[tpk]-[0-9a-f]{12}\b"), "<id>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     (re.compile(r"\b1[0-9]{12}\b"), "<ms>"),  # milliseconds since 1970 (2001 to 2286)
