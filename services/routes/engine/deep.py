@@ -36,6 +36,7 @@ is the route in its smaller direction, since its reverse is one of the walks tri
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from services.routes.engine.candidates import Connection, DeadlineExceeded, connections_from
 from services.routes.engine.deadline import Deadline
@@ -50,6 +51,17 @@ ANY = -1
 MEMO_LIMIT = 400_000
 #: The most states searched from one end that a new state there is compared with.
 DOMINANCE_LIMIT = 4_096
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _remember(memo: dict[_K, _V], key: _K, value: _V) -> None:
+    """`memo[key] = value`, the memo emptied first once it holds MEMO_LIMIT entries."""
+    if len(memo) > MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
 
 
 class _Search:
@@ -183,9 +195,7 @@ class _Search:
         found = self.turn_bounds.get(key)
         if found is None:
             found = self.turn_bound(e, gone, cut)
-            if len(self.turn_bounds) > MEMO_LIMIT:
-                self.turn_bounds.clear()
-            self.turn_bounds[key] = found
+            _remember(self.turn_bounds, key, found)
         return found
 
     # -- bounds ------------------------------------------------------------------------------
@@ -244,9 +254,7 @@ class _Search:
         found = self.steps.get(key)
         if found is None:
             found = self.component(conn.far, gone & ~(1 << conn.far), cut)
-            if len(self.steps) > MEMO_LIMIT:
-                self.steps.clear()
-            self.steps[key] = found
+            _remember(self.steps, key, found)
         return found
 
     def best(
@@ -268,9 +276,7 @@ class _Search:
             return known
         comp = None if via is None else self.step(via[0], via[1], gone, cut)
         found = self._best(e, gone, token, left, need, cut, comp)
-        if len(self.by_track) > MEMO_LIMIT:
-            self.by_track.clear()
-        self.by_track[key] = found
+        _remember(self.by_track, key, found)
         return found
 
     def _best(
