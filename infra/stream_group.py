@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
 from redis.asyncio import Redis
@@ -64,6 +64,25 @@ class ConsumerGroup:
             key, self.group, self.consumer, idle_ms, "0-0", count=self._count
         )
         return [(entry_id, fields[self._field].decode()) for entry_id, fields in reply[1] if fields]
+
+    async def pass_over(
+        self,
+        keys: Sequence[str],
+        claim: bool,
+        idle_ms: int,
+        handle: Callable[[int, Named], Awaitable[object]],
+    ) -> int:
+        """One pass: each of `keys`' new entries, and when `claim` those abandoned for `idle_ms`
+        before them, handed to `handle(the key's index, entries)` when there are any; returns
+        how many entries were handled."""
+        handled = 0
+        for index, key in enumerate(keys):
+            entries = await self.claim_abandoned(key, idle_ms) if claim else []
+            entries += await self.read_new(key)
+            if entries:
+                await handle(index, entries)
+            handled += len(entries)
+        return handled
 
 
 async def follow(

@@ -164,14 +164,8 @@ class FeedFollower:
 
     async def run_once(self, claim: bool = True) -> int:
         """One pass over every shard; returns how many entries were handled."""
-        handled = 0
-        for shard in range(self.shards):
-            entries = await self.claim_abandoned(shard) if claim else []
-            entries += await self.read_new(shard)
-            if entries:
-                await self.handle(shard, entries)
-            handled += len(entries)
-        return handled
+        keys = [feed_key(shard) for shard in range(self.shards)]
+        return await self._group.pass_over(keys, claim, self.claim_idle_ms, self.handle)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Passes until `stop` (`infra.stream_group.follow`)."""

@@ -160,13 +160,8 @@ class SummaryProjector:
 
     async def run_once(self, claim: bool = True) -> int:
         """One pass over every shard; returns how many notes were handled."""
-        handled = 0
-        for shard in range(self.shards):
-            notes = await self.claim_abandoned(shard) if claim else []
-            notes += await self.read_new(shard)
-            await self.handle(shard, notes)
-            handled += len(notes)
-        return handled
+        keys = [changes_key(shard) for shard in range(self.shards)]
+        return await self._group.pass_over(keys, claim, self.claim_idle_ms, self.handle)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Passes until `stop` (`infra.stream_group.follow`)."""
